@@ -1,0 +1,19 @@
+# One interface target carries the language level, warnings and Qt strictness for every target.
+add_library(ksearch_common_cfg INTERFACE)
+target_compile_features(ksearch_common_cfg INTERFACE cxx_std_20)
+set(CMAKE_CXX_EXTENSIONS OFF)
+target_compile_options(ksearch_common_cfg INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
+      -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough>
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${KSEARCH_WERROR}>>:-Werror>)
+target_compile_definitions(ksearch_common_cfg INTERFACE
+    QT_NO_CAST_FROM_ASCII
+    QT_NO_CAST_TO_ASCII
+    QT_NO_CAST_FROM_BYTEARRAY
+    QT_NO_URL_CAST_FROM_STRING
+    QT_USE_QSTRINGBUILDER
+    QT_NO_FOREACH
+    QT_NO_CONTEXTLESS_CONNECT
+    QT_NO_NARROWING_CONVERSIONS_IN_CONNECT
+    QT_DISABLE_DEPRECATED_UP_TO=0x060400
+    KSEARCH_VERSION="${PROJECT_VERSION}")

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "definition.h"
+#include "hosttensor.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+struct OutputComparison {
+    std::string name;
+    std::size_t total = 0;
+    std::size_t matched = 0;
+    std::size_t nonFinite = 0; // NaN or Inf in the candidate's output: always a mismatch
+    double maxAbsError = 0.0; // over finite elements
+    double maxRelError = 0.0;
+    std::size_t worstIndex = 0; // element with the largest absolute error
+    double worstActual = 0.0, worstExpected = 0.0;
+    bool shapeMismatch = false;
+    bool passed = false;
+};
+
+// Every element is compared: it fails when |x-y| > atol and |x-y| > rtol*|y| (FlashInfer-Bench's
+// rule), or when x is not finite; an output passes when its matched fraction reaches
+// tolerance.requiredMatchedRatio.
+OutputComparison compareOutput(const HostTensor& actual, const HostTensor& expected, const Tolerance& tolerance);
+
+// A line a person (or an LLM) can act on: which output, how many elements failed, the worst one.
+std::string describeComparison(const OutputComparison& c);
+
+} // namespace ks

@@ -1,0 +1,61 @@
+#pragma once
+
+#include "dtype.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+struct Axis {
+    std::string name;
+    bool isConst = false;
+    std::int64_t value = 0; // const axes only
+    std::string description;
+};
+
+struct TensorSpec {
+    std::string name;
+    std::optional<std::vector<std::string>> shape; // nullopt: a scalar passed by value
+    DType dtype = DType::Float32;
+    std::string description;
+
+    bool isScalar() const { return !shape.has_value(); }
+};
+
+struct Tolerance {
+    double atol = 1e-2;
+    double rtol = 1e-2;
+    double requiredMatchedRatio = 1.0;
+};
+
+// Bytes moved and floating-point operations of one call, as expressions over the axes:
+// the roofline floor that no honest latency can beat.
+struct CostModel {
+    std::string bytes;
+    std::string flops;
+};
+
+// A FlashInfer-Bench Definition plus the fields K-Search needs to verify and score candidates.
+struct Definition {
+    std::string name;
+    std::string opType;
+    std::string description;
+    std::vector<std::string> tags;
+    std::vector<Axis> axes; // in file order
+    std::vector<TensorSpec> inputs;
+    std::vector<TensorSpec> outputs;
+    std::vector<std::string> constraints;
+    Tolerance tolerance;
+    std::string workspaceBytes = "0"; // expression over the axes
+    std::optional<CostModel> costModel;
+
+    const Axis* axis(const std::string& axisName) const;
+    const TensorSpec* input(const std::string& inputName) const;
+    const TensorSpec* output(const std::string& outputName) const;
+    std::vector<const Axis*> varAxes() const;
+};
+
+} // namespace ks

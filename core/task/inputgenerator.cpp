@@ -1,0 +1,189 @@
+#include "inputgenerator.h"
+
+#include "expression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace ks {
+namespace {
+
+std::uint64_t splitmix(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 0xcbf29ce484222325ULL)
+{
+    for (const unsigned char c : s)
+        h = (h ^ c) * 0x100000001b3ULL;
+    return h;
+}
+
+// Uniform in (0, 1): never 0, so log() in Box-Muller stays finite.
+double unit(std::uint64_t bits)
+{
+    return (static_cast<double>(bits >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+} // namespace
+
+InputGenerator::InputGenerator(const Definition& def, const Workload& workload, std::uint64_t seed)
+    : m_def(def)
+    , m_workload(workload)
+    , m_seed(seed)
+{
+}
+
+std::vector<std::int64_t> InputGenerator::shapeOf(const TensorSpec& spec) const
+{
+    std::vector<std::int64_t> shape;
+    if (spec.shape)
+        for (const auto& dim : *spec.shape)
+            shape.push_back(m_workload.axes.at(dim));
+    return shape;
+}
+
+HostTensor InputGenerator::generate(const TensorSpec& spec, std::uint32_t trial) const
+{
+    HostTensor t;
+    t.name = spec.name;
+    t.dtype = spec.dtype;
+    t.scalar = spec.isScalar();
+    t.shape = shapeOf(spec);
+    const std::size_t n = t.elements();
+    t.data.assign(n * dtypeSize(t.dtype), std::byte { 0 });
+    const auto srcIt = m_workload.inputs.find(spec.name);
+    if (srcIt == m_workload.inputs.end())
+        return t;
+    const InputSource& src = srcIt->second;
+    const std::uint64_t key =
+        splitmix(m_seed ^ fnv1a(spec.name, fnv1a(m_workload.uuid)) ^ (std::uint64_t { trial } << 32));
+
+    switch (src.kind) {
+    case InputSource::Kind::Scalar:
+    case InputSource::Kind::Constant:
+        for (std::size_t i = 0; i < n; ++i)
+            t.set(i, src.value);
+        break;
+    case InputSource::Kind::Arange:
+        for (std::size_t i = 0; i < n; ++i)
+            t.set(i, static_cast<double>(i));
+        break;
+    case InputSource::Kind::Indptr: {
+        std::int64_t acc = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            t.set(i, static_cast<double>(acc));
+            if (i < src.lengths.size())
+                acc += src.lengths[i];
+        }
+        break;
+    }
+    case InputSource::Kind::UniqueIndices: {
+        const auto high = static_cast<std::int64_t>(evaluateAxisExpression(src.upperBound, m_workload).value_or(0));
+        // Partial Fisher-Yates over [0, high): distinct, uniformly chosen, in random order.
+        std::vector<std::int64_t> pool(static_cast<std::size_t>(std::max<std::int64_t>(high, 0)));
+        std::iota(pool.begin(), pool.end(), 0);
+        std::mt19937_64 rng(key);
+        for (std::size_t i = 0; i < n && i < pool.size(); ++i) {
+            std::uniform_int_distribution<std::size_t> pick(i, pool.size() - 1);
+            std::swap(pool[i], pool[pick(rng)]);
+            t.set(i, static_cast<double>(pool[i]));
+        }
+        break;
+    }
+    case InputSource::Kind::Random: {
+        const bool floating = isFloating(t.dtype);
+        double lo = src.low, hi = src.high;
+        if (!floating && !src.hasBounds) {
+            lo = t.dtype == DType::Bool ? 0 : t.dtype == DType::Int8 ? -128 : -1024;
+            hi = t.dtype == DType::Bool ? 2 : t.dtype == DType::Int8 ? 128 : 1024;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t a = splitmix(key + 2 * i), b = splitmix(key + 2 * i + 1);
+            double v;
+            if (src.distribution == "uniform") {
+                v = lo + (hi - lo) * unit(a);
+                if (!floating)
+                    v = std::floor(v);
+            } else {
+                v = src.mean + src.stddev * std::sqrt(-2.0 * std::log(unit(a))) * std::cos(6.283185307179586 * unit(b));
+                if (t.dtype == DType::Float8E4M3 || t.dtype == DType::Float8E5M2)
+                    v = std::clamp(v, -2.0, 2.0); // as FlashInfer-Bench draws low-bit inputs
+            }
+            t.set(i, v);
+        }
+        break;
+    }
+    }
+    return t;
+}
+
+std::vector<HostTensor> InputGenerator::generateInputs(std::uint32_t trial) const
+{
+    std::vector<HostTensor> out;
+    out.reserve(m_def.inputs.size());
+    for (const auto& spec : m_def.inputs)
+        out.push_back(generate(spec, trial));
+    return out;
+}
+
+std::vector<HostTensor> InputGenerator::allocateOutputs() const
+{
+    std::vector<HostTensor> out;
+    for (const auto& spec : m_def.outputs) {
+        HostTensor t;
+        t.name = spec.name;
+        t.dtype = spec.dtype;
+        t.shape = shapeOf(spec);
+        t.data.assign(t.elements() * dtypeSize(t.dtype), std::byte { 0 });
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::int64_t InputGenerator::workspaceBytes() const
+{
+    return static_cast<std::int64_t>(evaluateAxisExpression(m_def.workspaceBytes, m_workload).value_or(0));
+}
+
+std::optional<double> InputGenerator::indexElement(const std::string& name, std::int64_t index, std::string& refused)
+{
+    const auto* spec = m_def.input(name);
+    const auto src = m_workload.inputs.find(name);
+    if (!spec || spec->isScalar() || isFloating(spec->dtype) || src == m_workload.inputs.end())
+        return std::nullopt;
+    if (src->second.kind == InputSource::Kind::Random) {
+        refused = "input '" + name + "' is random, so a constraint cannot read its elements";
+        return std::nullopt;
+    }
+    auto it = m_indexCache.find(name);
+    if (it == m_indexCache.end())
+        it = m_indexCache.emplace(name, generate(*spec)).first;
+    const auto n = static_cast<std::int64_t>(it->second.elements());
+    const std::int64_t i = index < 0 ? n + index : index;
+    if (i < 0 || i >= n)
+        return std::nullopt;
+    return it->second.at(static_cast<std::size_t>(i));
+}
+
+std::optional<double> evaluateAxisExpression(const std::string& text, const Workload& workload, std::string* error)
+{
+    const auto r = evaluateExpression(
+        text, [&](std::string_view name, std::optional<std::int64_t> index) -> std::optional<double> {
+            const auto it = workload.axes.find(std::string(name));
+            if (index || it == workload.axes.end())
+                return std::nullopt;
+            return static_cast<double>(it->second);
+        });
+    if (!r.value && error)
+        *error = r.error;
+    return r.value;
+}
+
+} // namespace ks

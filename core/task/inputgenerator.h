@@ -1,0 +1,45 @@
+#pragma once
+
+#include "definition.h"
+#include "hosttensor.h"
+#include "workload.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+// Builds the inputs of one workload from a seed. Every element is a pure function of
+// (seed, workload uuid, input name, trial, index), so two processes given the same seed produce
+// identical inputs, and a new trial number gives fresh values for every random input.
+class InputGenerator
+{
+public:
+    InputGenerator(const Definition& def, const Workload& workload, std::uint64_t seed);
+
+    std::vector<std::int64_t> shapeOf(const TensorSpec& spec) const;
+    HostTensor generate(const TensorSpec& spec, std::uint32_t trial = 0) const;
+    std::vector<HostTensor> generateInputs(std::uint32_t trial = 0) const;
+    // Outputs sized from the workload, zero-filled (the harness poisons them before each call).
+    std::vector<HostTensor> allocateOutputs() const;
+    std::int64_t workspaceBytes() const;
+
+    // An element of a generated integer index tensor (for constraints such as kv_indptr[-1]).
+    // Random inputs are refused: a constraint cannot depend on a random draw.
+    std::optional<double> indexElement(const std::string& name, std::int64_t index, std::string& refused);
+
+private:
+    const Definition& m_def;
+    const Workload& m_workload;
+    std::uint64_t m_seed;
+    std::map<std::string, HostTensor> m_indexCache;
+};
+
+// The byte-count, FLOP-count and workspace expressions evaluated for a workload.
+std::optional<double> evaluateAxisExpression(
+    const std::string& text, const Workload& workload, std::string* error = nullptr);
+
+} // namespace ks

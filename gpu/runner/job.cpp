@@ -1,0 +1,77 @@
+#include "job.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace ksr {
+namespace {
+
+Buffer readBuffer(const nlohmann::json& j, const std::string& where)
+{
+    if (!j.is_object() || !j.contains("file") || !j.contains("bytes"))
+        throw std::runtime_error(where + ": needs file and bytes");
+    return { j.at("file").get<std::string>(), j.at("bytes").get<std::size_t>() };
+}
+
+Field::Role parseRole(const std::string& role)
+{
+    if (role == "input")
+        return Field::Role::Input;
+    if (role == "scalar")
+        return Field::Role::Scalar;
+    if (role == "output")
+        return Field::Role::Output;
+    if (role == "axis")
+        return Field::Role::Axis;
+    throw std::runtime_error("fields: unknown role '" + role + "'");
+}
+
+} // namespace
+
+Job readJob(const std::string& dir)
+{
+    std::ifstream in(dir + "/job.json");
+    if (!in)
+        throw std::runtime_error(dir + "/job.json: cannot open");
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(dir + "/job.json: " + e.what());
+    }
+    try {
+        Job job;
+        job.dir = dir;
+        job.backend = j.at("backend").get<std::string>();
+        job.library = j.at("library").get<std::string>();
+        job.symbol = j.value("symbol", std::string("ks_run"));
+        job.argsSize = j.at("args_size").get<std::size_t>();
+        for (const auto& f : j.at("fields")) {
+            Field field { f.at("name").get<std::string>(), parseRole(f.at("role").get<std::string>()),
+                f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>() };
+            if (field.offset + field.size > job.argsSize)
+                throw std::runtime_error("fields." + field.name + ": outside args_size");
+            job.fields.push_back(field);
+        }
+        for (const auto& c : j.at("calls")) {
+            Call call;
+            call.id = c.at("id").get<std::string>();
+            for (const auto& [name, b] : c.at("inputs").items())
+                call.inputs[name] = readBuffer(b, "calls." + call.id + ".inputs." + name);
+            for (const auto& [name, b] : c.at("outputs").items())
+                call.outputs[name] = readBuffer(b, "calls." + call.id + ".outputs." + name);
+            for (const auto& [name, v] : c.at("axes").items())
+                call.axes[name] = v.get<std::int64_t>();
+            call.workspaceBytes = c.value("workspace_bytes", std::size_t { 0 });
+            call.poisonSeed = c.value("poison_seed", std::uint64_t { 0 });
+            job.calls.push_back(std::move(call));
+        }
+        return job;
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(dir + "/job.json: " + e.what());
+    }
+}
+
+} // namespace ksr

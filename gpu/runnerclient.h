@@ -1,0 +1,62 @@
+#pragma once
+
+#include "compiler.h"
+#include "subprocess.h"
+
+#include <task/abiheader.h>
+#include <task/hosttensor.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+// One ks_run call for the runner: inputs by value, outputs sized (their contents are ignored:
+// the runner poisons them), the var-axis values and the workspace size.
+struct RunnerCall {
+    std::string id;
+    std::vector<HostTensor> inputs;
+    std::vector<HostTensor> outputs;
+    std::map<std::string, std::int64_t> axes;
+    std::int64_t workspaceBytes = 0;
+    std::uint64_t poisonSeed = 0;
+};
+
+struct RunnerJob {
+    Backend backend = Backend::Host;
+    std::filesystem::path library;
+    AbiLayout layout;
+    std::vector<RunnerCall> calls;
+    std::filesystem::path jobDir; // created; holds job.json, the buffers and result.jsonl
+    std::chrono::milliseconds timeout { std::chrono::seconds(60) };
+};
+
+struct RunnerCallOutcome {
+    enum class Status { Ok, KernelError, DeviceError, HarnessError, Crashed, TimedOut, NotRun };
+    Status status = Status::NotRun;
+    std::string message;
+    int returnCode = 0;
+    bool inputsUnchanged = true;
+    double wallMicros = 0.0;
+    std::vector<HostTensor> outputs; // filled for Ok calls
+};
+
+struct RunnerJobResult {
+    SubprocessResult process;
+    std::string loadError; // the library could not be loaded or lacks ks_run
+    std::vector<RunnerCallOutcome> calls; // one per RunnerCall, in order
+};
+
+std::string runnerStatusName(RunnerCallOutcome::Status s);
+
+// The ksearch-runner executable: $KSEARCH_RUNNER, else the one next to this executable.
+std::filesystem::path runnerPath();
+
+// Writes the job, runs a fresh ksearch-runner on it with a scrubbed environment and a hard time
+// limit, and reads back what each call produced. A crash or a hang becomes the outcome of the
+// call that was running; calls after it are NotRun.
+RunnerJobResult runRunnerJob(const RunnerJob& job);
+
+} // namespace ks

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+struct SubprocessRequest {
+    std::vector<std::string> argv; // argv[0] is the program (searched on PATH)
+    std::string workingDirectory; // empty: inherit
+    std::map<std::string, std::string> environment; // the child's whole environment
+    std::chrono::milliseconds timeout { 60000 }; // wall clock, then the process group is killed
+    std::size_t maxCapturedBytes = 1 << 20; // per stream; the rest is dropped (and counted)
+};
+
+struct SubprocessResult {
+    bool started = false; // false: the program could not be executed (see error)
+    bool timedOut = false;
+    int exitCode = -1; // valid when exited normally
+    int signal = 0; // non-zero when killed by a signal
+    double seconds = 0.0;
+    long maxRssKiB = 0; // peak resident memory of the child
+    std::string out, err;
+    std::string error; // why it could not start
+
+    bool succeeded() const { return started && !timedOut && signal == 0 && exitCode == 0; }
+    std::string describeExit() const; // "exit code 1", "killed by SIGSEGV", "timed out after 5.0 s"
+};
+
+// Runs a program in a new process group with a hard wall-clock limit; on timeout the whole group
+// (the program and anything it forked) is killed with SIGKILL. Blocking: call it off the GUI thread.
+SubprocessResult runSubprocess(const SubprocessRequest& request);
+
+// The current environment without secrets: every variable whose name ends in _API_KEY, _TOKEN,
+// _ACCESS_KEY or _PRIVATE_KEY, contains SECRET, PASSWORD or CREDENTIAL, or is a known credential.
+std::map<std::string, std::string> scrubbedEnvironment();
+bool isSecretVariable(const std::string& name);
+
+} // namespace ks

@@ -1,0 +1,74 @@
+#include "testsupport.h"
+
+#include <QProcess>
+#include <QProcessEnvironment>
+
+#include <fstream>
+#include <sstream>
+
+namespace ks::test {
+
+namespace fs = std::filesystem;
+
+fs::path sourceDir()
+{
+    return KSEARCH_SOURCE_DIR;
+}
+
+fs::path binDir()
+{
+    return KSEARCH_BIN_DIR;
+}
+
+fs::path tasksDir()
+{
+    return sourceDir() / "tasks";
+}
+
+void writeText(const fs::path& path, const std::string& text)
+{
+    fs::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+std::string readText(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void copyTree(const fs::path& from, const fs::path& to)
+{
+    fs::create_directories(to);
+    fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+ProcessOutput runProgram(
+    const QString& program, const QStringList& arguments, int timeoutMs, const QStringList& extraEnvironment)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const QString& kv : extraEnvironment) {
+        const auto eq = kv.indexOf(u'=');
+        env.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    p.setProcessEnvironment(env);
+    p.start(QString::fromStdString((binDir() / program.toStdString()).string()), arguments);
+    ProcessOutput out;
+    if (!p.waitForStarted(10000))
+        return out;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    out.crashed = p.exitStatus() == QProcess::CrashExit;
+    out.exitCode = p.exitCode();
+    out.out = QString::fromUtf8(p.readAllStandardOutput());
+    out.err = QString::fromUtf8(p.readAllStandardError());
+    return out;
+}
+
+} // namespace ks::test

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+#include <filesystem>
+#include <string>
+
+namespace ks::test {
+
+std::filesystem::path sourceDir();
+std::filesystem::path binDir();
+std::filesystem::path tasksDir();
+
+void writeText(const std::filesystem::path& path, const std::string& text);
+std::string readText(const std::filesystem::path& path);
+void copyTree(const std::filesystem::path& from, const std::filesystem::path& to);
+
+struct ProcessOutput {
+    int exitCode = -1;
+    bool crashed = false;
+    QString out, err;
+};
+// Runs build/<preset>/bin/<program> with arguments; waits up to timeoutMs.
+ProcessOutput runProgram(const QString& program, const QStringList& arguments, int timeoutMs = 120000,
+    const QStringList& extraEnvironment = {});
+
+} // namespace ks::test

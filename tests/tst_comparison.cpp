@@ -1,0 +1,92 @@
+#include "testmain.h"
+
+#include <task/comparison.h>
+
+#include <limits>
+
+using namespace ks;
+
+static HostTensor tensor(const std::vector<double>& values, DType t = DType::Float32)
+{
+    HostTensor h;
+    h.name = "y";
+    h.dtype = t;
+    h.shape = { static_cast<std::int64_t>(values.size()) };
+    h.data.resize(values.size() * dtypeSize(t));
+    for (std::size_t i = 0; i < values.size(); ++i)
+        h.set(i, values[i]);
+    return h;
+}
+
+class TestComparison : public QObject
+{
+    Q_OBJECT
+private slots:
+    void rule_data();
+    void rule();
+    void matchedRatio();
+    void shapeMismatch();
+    void describesWorstElement();
+};
+
+void TestComparison::rule_data()
+{
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    QTest::addColumn<double>("actual");
+    QTest::addColumn<double>("expected");
+    QTest::addColumn<bool>("passes");
+    QTest::newRow("exact") << 1.0 << 1.0 << true;
+    QTest::newRow("within atol") << 0.005 << 0.0 << true;
+    QTest::newRow("beyond atol, within rtol") << 100.5 << 100.0 << true; // abs 0.5 > atol, rel 0.005 < rtol
+    QTest::newRow("beyond both") << 0.5 << 0.4 << false;
+    QTest::newRow("small beyond both") << 0.03 << 0.0 << false;
+    QTest::newRow("NaN fails") << nan << 1.0 << false;
+    QTest::newRow("NaN never matches NaN") << nan << nan << false;
+    QTest::newRow("Inf fails against finite") << inf << 1e30 << false;
+    QTest::newRow("-Inf matches -Inf (empty softmax lse)") << -inf << -inf << true;
+    QTest::newRow("finite fails against -Inf") << -1e30 << -inf << false;
+}
+
+void TestComparison::rule()
+{
+    QFETCH(double, actual);
+    QFETCH(double, expected);
+    QFETCH(bool, passes);
+    const Tolerance tol { 0.01, 0.01, 1.0 };
+    const auto c = compareOutput(tensor({ 1.0, actual }), tensor({ 1.0, expected }), tol);
+    QCOMPARE(c.passed, passes);
+    QCOMPARE(c.matched, passes ? std::size_t { 2 } : std::size_t { 1 });
+}
+
+void TestComparison::matchedRatio()
+{
+    std::vector<double> exp(100, 1.0), act(100, 1.0);
+    for (int i = 0; i < 5; ++i)
+        act[static_cast<std::size_t>(i)] = 9.0;
+    QVERIFY(compareOutput(tensor(act), tensor(exp), { 0.01, 0.01, 0.95 }).passed);
+    act[5] = 9.0;
+    QVERIFY(!compareOutput(tensor(act), tensor(exp), { 0.01, 0.01, 0.95 }).passed);
+    QVERIFY(!compareOutput(tensor(act), tensor(exp), { 0.01, 0.01, 1.0 }).passed);
+}
+
+void TestComparison::shapeMismatch()
+{
+    const auto c = compareOutput(tensor({ 1, 2, 3 }), tensor({ 1, 2 }), {});
+    QVERIFY(c.shapeMismatch);
+    QVERIFY(!c.passed);
+    const auto d = compareOutput(tensor({ 1, 2 }, DType::BFloat16), tensor({ 1, 2 }), {});
+    QVERIFY(d.shapeMismatch);
+}
+
+void TestComparison::describesWorstElement()
+{
+    const auto c = compareOutput(tensor({ 1, 2, 7, 4 }), tensor({ 1, 2, 3, 4 }), {});
+    const QString text = QString::fromStdString(describeComparison(c));
+    QVERIFY2(text.contains(u"MISMATCH") && text.contains(u"1 of 4") && text.contains(u"element 2")
+            && text.contains(u"got 7") && text.contains(u"expected 3"),
+        qPrintable(text));
+}
+
+KS_TEST_MAIN_CORE(TestComparison)
+#include "tst_comparison.moc"

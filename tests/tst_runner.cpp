@@ -1,0 +1,199 @@
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <task/abiheader.h>
+#include <task/comparison.h>
+#include <task/definitionparser.h>
+#include <task/strictjson.h>
+
+#include <QTemporaryDir>
+
+#include <compiler.h>
+#include <runnerclient.h>
+
+using namespace ks;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// y = alpha * x. Small enough to reason about every element.
+static const char* kScale = R"({"name": "scale", "op_type": "elementwise",
+  "axes": {"n": {"type": "var"}},
+  "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "alpha": {"shape": null, "dtype": "float32"}},
+  "outputs": {"y": {"shape": ["n"], "dtype": "float32"}}})";
+
+static const char* kPrologue = "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n";
+
+class TestRunner : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void kernels_data();
+    void kernels();
+    void missingEntryPoint();
+    void crashStopsOnlyTheRestOfTheJob();
+
+private:
+    CompileResult build(const std::string& name, const std::string& body);
+    RunnerJob job(const fs::path& library, int calls, std::chrono::milliseconds timeout = 20s);
+    HostTensor expected(const RunnerCall& call) const;
+
+    QTemporaryDir m_dir;
+    Definition m_def;
+};
+
+void TestRunner::initTestCase()
+{
+    std::string err;
+    Diagnostics diag;
+    m_def = *parseDefinition(*parseStrictJson(kScale, err), "scale.json", diag);
+    qputenv("OPENAI_API_KEY", "sk-must-not-leak");
+}
+
+CompileResult TestRunner::build(const std::string& name, const std::string& body)
+{
+    const fs::path src = fs::path(m_dir.path().toStdString()) / (name + ".cpp");
+    test::writeText(src, kPrologue + body);
+    CompileRequest req;
+    req.source = src;
+    req.abiHeader = generateAbiHeader(m_def);
+    req.workDir = fs::path(m_dir.path().toStdString()) / ("build-" + name);
+    return compileKernel(req);
+}
+
+RunnerJob TestRunner::job(const fs::path& library, int calls, std::chrono::milliseconds timeout)
+{
+    RunnerJob j;
+    j.library = library;
+    j.layout = computeAbiLayout(m_def);
+    j.timeout = timeout;
+    j.jobDir = library.parent_path() / "job";
+    for (int c = 0; c < calls; ++c) {
+        RunnerCall call;
+        call.id = "call" + std::to_string(c);
+        HostTensor x { "x", DType::Float32, { 1000 }, false, {} };
+        x.data.resize(4000);
+        for (std::size_t i = 0; i < 1000; ++i)
+            x.set(i, static_cast<double>(i) * 0.5 - 100.0 + c);
+        HostTensor alpha { "alpha", DType::Float32, {}, true, {} };
+        alpha.data.resize(4);
+        alpha.set(0, 2.0 + c);
+        call.inputs = { x, alpha };
+        HostTensor y { "y", DType::Float32, { 1000 }, false, {} };
+        y.data.resize(4000);
+        call.outputs = { y };
+        call.axes = { { "n", 1000 } };
+        call.poisonSeed = 77 + static_cast<std::uint64_t>(c);
+        j.calls.push_back(call);
+    }
+    return j;
+}
+
+HostTensor TestRunner::expected(const RunnerCall& call) const
+{
+    HostTensor y = call.outputs[0];
+    for (std::size_t i = 0; i < 1000; ++i)
+        y.set(i, call.inputs[0].at(i) * call.inputs[1].at(0));
+    return y;
+}
+
+void TestRunner::kernels_data()
+{
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("status"); // runner outcome of the first call
+    QTest::addColumn<bool>("correct"); // every call's output matches y = alpha * x
+    QTest::addColumn<bool>("inputsIntact");
+
+    const char* loop = "for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];";
+    QTest::newRow("honest") << QString::fromLatin1(
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { %1 return 0; }")
+                                   .arg(QLatin1String(loop))
+                            << "ok" << true << true;
+    QTest::newRow("segfault") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { volatile int* p "
+                                 "= nullptr; *p = 1; return 0; }"
+                              << "crashed" << false << true;
+    QTest::newRow("endless loop") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { volatile "
+                                     "int spin = 1; while (spin) {} return 0; }"
+                                  << "timed out" << false << true;
+    QTest::newRow("error code") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { return 7; }"
+                                << "kernel error" << false << true;
+    QTest::newRow("NaN output") << "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { for "
+                                   "(int64_t i = 0; i < a->n; ++i) a->y[i] = NAN; return 0; }"
+                                << "ok" << false << true;
+    QTest::newRow("half the output") << "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { for "
+                                        "(int64_t i = 0; i < a->n / 2; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }"
+                                     << "ok" << false << true;
+    QTest::newRow("modifies input") << QString::fromLatin1(
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { %1 const_cast<float*>(a->x)[0] = 0; "
+        "return 0; }")
+                                           .arg(QLatin1String(loop))
+                                    << "ok" << true << false;
+    // Computes once, then skips the work when it sees the same input pointer again: the poisoned
+    // output buffer of the second call exposes it.
+    QTest::newRow("caches by pointer") << QString::fromLatin1(
+        "static const float* seen; extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { if (seen) "
+        "return 0; seen = a->x; %1 return 0; }")
+                                              .arg(QLatin1String(loop))
+                                       << "ok" << false << true;
+    QTest::newRow("reads an API key") << QString::fromLatin1(
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { %1 if "
+        "(std::getenv(\"OPENAI_API_KEY\")) a->y[0] = 12345; return 0; }")
+                                             .arg(QLatin1String(loop))
+                                      << "ok" << true << true;
+}
+
+void TestRunner::kernels()
+{
+    QFETCH(QString, body);
+    QFETCH(QString, status);
+    QFETCH(bool, correct);
+    QFETCH(bool, inputsIntact);
+    const CompileResult lib = build(QTest::currentDataTag(), body.toStdString());
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2, status == u"timed out" ? 1500ms : 20s);
+    const RunnerJobResult r = runRunnerJob(j);
+    QVERIFY(r.process.started);
+    QCOMPARE(QString::fromStdString(runnerStatusName(r.calls[0].status)), status);
+    bool allCorrect = true;
+    for (std::size_t c = 0; c < j.calls.size(); ++c) {
+        if (r.calls[c].status != RunnerCallOutcome::Status::Ok) {
+            allCorrect = false;
+            continue;
+        }
+        QCOMPARE(r.calls[c].inputsUnchanged, inputsIntact);
+        allCorrect =
+            allCorrect && compareOutput(r.calls[c].outputs[0], expected(j.calls[c]), { 1e-6, 1e-6, 1.0 }).passed;
+    }
+    QCOMPARE(allCorrect, correct);
+    if (status == u"crashed")
+        QVERIFY2(r.calls[0].message.find("SIGSEGV") != std::string::npos, r.calls[0].message.c_str());
+}
+
+void TestRunner::missingEntryPoint()
+{
+    const CompileResult lib = build("noentry", "extern \"C\" int something_else() { return 0; }");
+    QVERIFY(lib.ok);
+    const RunnerJobResult r = runRunnerJob(job(lib.library, 1));
+    QVERIFY2(r.loadError.find("ks_run") != std::string::npos, r.loadError.c_str());
+    QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::NotRun);
+}
+
+void TestRunner::crashStopsOnlyTheRestOfTheJob()
+{
+    // Crashes on the second call only: the first call's result must survive the crash.
+    const CompileResult lib = build("crashlater",
+        "static int calls; extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {"
+        " if (calls++ == 1) std::abort(); for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; return 0; "
+        "}");
+    QVERIFY(lib.ok);
+    const RunnerJob j = job(lib.library, 3);
+    const RunnerJobResult r = runRunnerJob(j);
+    QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::Ok);
+    QVERIFY(compareOutput(r.calls[0].outputs[0], expected(j.calls[0]), { 1e-6, 1e-6, 1.0 }).passed);
+    QCOMPARE(r.calls[1].status, RunnerCallOutcome::Status::Crashed);
+    QVERIFY2(r.calls[1].message.find("SIGABRT") != std::string::npos, r.calls[1].message.c_str());
+    QCOMPARE(r.calls[2].status, RunnerCallOutcome::Status::NotRun);
+}
+
+KS_TEST_MAIN_CORE(TestRunner)
+#include "tst_runner.moc"

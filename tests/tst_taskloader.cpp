@@ -1,0 +1,195 @@
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <task/inputgenerator.h>
+#include <task/task.h>
+
+#include <QTemporaryDir>
+
+#include <set>
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+// A small paged-attention-like task: index tensors from generators, and a constraint that reads
+// a generated tensor (FlashInfer-Bench style).
+static const char* kPagedDefinition = R"JSON({
+  "name": "paged", "op_type": "gqa_paged",
+  "axes": {"batch_size": {"type": "var"}, "head_dim": {"type": "const", "value": 8},
+           "num_pages": {"type": "var"}, "len_indptr": {"type": "var"}, "num_kv_indices": {"type": "var"}},
+  "inputs": {"q": {"shape": ["batch_size", "head_dim"], "dtype": "bfloat16"},
+             "kv_indptr": {"shape": ["len_indptr"], "dtype": "int32"},
+             "kv_indices": {"shape": ["num_kv_indices"], "dtype": "int32"},
+             "sm_scale": {"shape": null, "dtype": "float32"}},
+  "outputs": {"out": {"shape": ["batch_size", "head_dim"], "dtype": "bfloat16"}},
+  "constraints": ["len_indptr == batch_size + 1", "num_kv_indices == kv_indptr[-1].item()"]
+})JSON";
+
+static std::string pagedWorkload(const std::string& uuid, const std::string& lengths, int numKv, int pages = 64)
+{
+    return R"({"definition": "paged", "workload": {"uuid": ")" + uuid + R"(", "axes": {"batch_size": 3, "num_pages": )"
+        + std::to_string(pages) + R"(, "len_indptr": 4, "num_kv_indices": )" + std::to_string(numKv)
+        + R"(}, "inputs": {"q": {"type": "random"}, "kv_indptr": {"type": "indptr", "lengths": )" + lengths
+        + R"(}, "kv_indices": {"type": "unique_indices", "high": "num_pages"}, "sm_scale": {"type": "scalar", "value": 0.35}}}})";
+}
+
+class TestTaskLoader : public QObject
+{
+    Q_OBJECT
+private slots:
+    void loadsRmsnorm();
+    void generatorsSatisfyConstraints();
+    void rejectsWorkloads_data();
+    void rejectsWorkloads();
+    void reportsEveryErrorAtOnce();
+    void warnsOnFolderNameMismatch();
+    void prefixLookup();
+
+private:
+    fs::path makePagedTask(const QTemporaryDir& dir, const std::string& workloads);
+};
+
+fs::path TestTaskLoader::makePagedTask(const QTemporaryDir& dir, const std::string& workloads)
+{
+    const fs::path root = fs::path(dir.path().toStdString()) / "paged";
+    test::writeText(root / "definition.json", kPagedDefinition);
+    test::writeText(root / "workloads.jsonl", workloads);
+    test::writeText(root / "reference.cpp", "// not compiled by the loader\n");
+    return root;
+}
+
+void TestTaskLoader::loadsRmsnorm()
+{
+    const auto result = loadTask(test::tasksDir() / "rmsnorm");
+    QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+    const Task& task = *result.task;
+    QCOMPARE(task.definition.name, std::string("rmsnorm"));
+    // Order matters: it is the KsArgs field order.
+    QCOMPARE(task.definition.inputs.size(), std::size_t { 3 });
+    QCOMPARE(task.definition.inputs[0].name, std::string("hidden_states"));
+    QCOMPARE(task.definition.inputs[2].name, std::string("eps"));
+    QVERIFY(task.definition.inputs[2].isScalar());
+    QVERIFY(task.definition.costModel.has_value());
+    QVERIFY(task.workloads.size() >= 5);
+    QVERIFY(task.files.referenceCu && task.files.baselineCu && task.files.baselineCpp);
+    bool has4096 = false, has7168 = false, has16384 = false;
+    for (const auto& w : task.workloads) {
+        has4096 |= w.axes.at("hidden_size") == 4096;
+        has7168 |= w.axes.at("hidden_size") == 7168;
+        has16384 |= w.axes.at("batch_size") == 16384;
+        QCOMPARE(w.axes.at("batch_size") >= 1, true);
+    }
+    QVERIFY(has4096 && has7168 && has16384);
+}
+
+void TestTaskLoader::generatorsSatisfyConstraints()
+{
+    QTemporaryDir dir;
+    const auto root = makePagedTask(dir, pagedWorkload("w1", "[5, 0, 7]", 12) + "\n");
+    const auto result = loadTask(root);
+    QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+    const Task& task = *result.task;
+    InputGenerator gen(task.definition, task.workloads[0], 1234);
+    const auto indptr = gen.generate(*task.definition.input("kv_indptr"));
+    QCOMPARE(indptr.elements(), std::size_t { 4 });
+    QCOMPARE(indptr.at(0), 0.0);
+    QCOMPARE(indptr.at(1), 5.0);
+    QCOMPARE(indptr.at(2), 5.0);
+    QCOMPARE(indptr.at(3), 12.0);
+    const auto indices = gen.generate(*task.definition.input("kv_indices"));
+    std::set<double> distinct;
+    for (std::size_t i = 0; i < indices.elements(); ++i) {
+        QVERIFY(indices.at(i) >= 0 && indices.at(i) < 64);
+        distinct.insert(indices.at(i));
+    }
+    QCOMPARE(distinct.size(), std::size_t { 12 });
+}
+
+void TestTaskLoader::rejectsWorkloads_data()
+{
+    QTest::addColumn<QString>("line");
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("tensor constraint violated")
+        << QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 11)) << "constraints[1]"
+        << "does not hold";
+    QTest::newRow("indptr segments do not fit")
+        << QString::fromStdString(pagedWorkload("w", "[5, 7]", 12)) << "workload.inputs.kv_indptr.lengths"
+        << "segments";
+    QTest::newRow("too few pages for distinct indices")
+        << QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12, 10)) << "workload.inputs.kv_indices.high"
+        << "too small";
+    QString safetensors = QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12));
+    safetensors.replace(
+        uR"({"type": "indptr", "lengths": [5, 0, 7]})"_qs, uR"({"type": "safetensors", "path": "x"})"_qs);
+    QTest::newRow("safetensors") << safetensors << "workload.inputs.kv_indptr.type"
+                                 << "not supported";
+    QString unknown = QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12));
+    unknown.replace(u"\"type\": \"random\""_qs, u"\"type\": \"gaussian\""_qs);
+    QTest::newRow("unknown source") << unknown << "workload.inputs.q.type"
+                                    << "unknown source 'gaussian'";
+    QString constAxis = QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12));
+    constAxis.replace(u"\"batch_size\": 3"_qs, u"\"batch_size\": 3, \"head_dim\": 16"_qs);
+    QTest::newRow("const axis contradicted") << constAxis << "workload.axes.head_dim"
+                                             << "const 8";
+    QTest::newRow("not json") << "{\"workload\": "
+                              << ""
+                              << "invalid JSON";
+}
+
+void TestTaskLoader::rejectsWorkloads()
+{
+    QFETCH(QString, line);
+    QFETCH(QString, field);
+    QFETCH(QString, fragment);
+    QTemporaryDir dir;
+    const auto root = makePagedTask(dir, line.toStdString() + "\n");
+    const auto result = loadTask(root);
+    QVERIFY(!result.task.has_value());
+    const auto errors = result.diagnostics.errors();
+    QVERIFY(!errors.empty());
+    const TaskIssue& e = errors.front();
+    QVERIFY2(QString::fromStdString(e.file).endsWith(u"workloads.jsonl:1"), e.format().c_str());
+    QCOMPARE(QString::fromStdString(e.field), field);
+    QVERIFY2(QString::fromStdString(e.message).contains(fragment), e.format().c_str());
+}
+
+void TestTaskLoader::reportsEveryErrorAtOnce()
+{
+    QTemporaryDir dir;
+    const fs::path root = fs::path(dir.path().toStdString()) / "broken";
+    test::writeText(root / "definition.json", R"({"name": "broken", "op_type": "x",
+        "axes": {"n": {"type": "var"}, "m": {"type": "sometimes"}},
+        "inputs": {"a": {"shape": ["n", "k"], "dtype": "float32"}, "b": {"shape": ["n"], "dtype": "fp33"}},
+        "outputs": {"a": {"shape": ["n"], "dtype": "float32"}},
+        "tolerance": {"atol": -1}})");
+    test::writeText(root / "workloads.jsonl", "");
+    const auto result = loadTask(root);
+    QVERIFY(!result.task.has_value());
+    const std::string all = result.diagnostics.formatAll();
+    for (const char* field : { "axes.m.type", "inputs.a.shape[1]", "inputs.b.dtype", "tolerance.atol" })
+        QVERIFY2(all.find(std::string("definition.json: ") + field) != std::string::npos, all.c_str());
+    QVERIFY2(all.find("reference.cpp") != std::string::npos, all.c_str());
+}
+
+void TestTaskLoader::warnsOnFolderNameMismatch()
+{
+    QTemporaryDir dir;
+    const fs::path copy = fs::path(dir.path().toStdString()) / "renamed";
+    test::copyTree(test::tasksDir() / "rmsnorm", copy);
+    const auto result = loadTask(copy);
+    QVERIFY(result.task.has_value()); // a warning does not make the task invalid
+    QVERIFY(result.diagnostics.formatAll().find("differs from the folder name") != std::string::npos);
+}
+
+void TestTaskLoader::prefixLookup()
+{
+    const auto result = loadTask(test::tasksDir() / "rmsnorm");
+    QVERIFY(result.task.has_value());
+    const auto& first = result.task->workloads.front();
+    QCOMPARE(result.task->workload(first.uuid.substr(0, 8)), &first);
+    QCOMPARE(result.task->workload("not-a-workload"), nullptr);
+}
+
+KS_TEST_MAIN_CORE(TestTaskLoader)
+#include "tst_taskloader.moc"
