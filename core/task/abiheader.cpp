@@ -107,7 +107,7 @@ std::string generateAbiHeader(const Definition& def)
           << ", \"KsArgs layout differs from the harness\");\n";
     h << "static_assert(sizeof(KsArgs) == " << layout.size << ", \"KsArgs layout differs from the harness\");\n"
       << "extern \"C\"\n#endif\n"
-      << "int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t stream);\n";
+      << "int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t stream);\n\n";
     return h.str();
 }
 
