@@ -8,19 +8,40 @@ namespace ksr {
 
 using KsRunFn = int (*)(const void* args, void* workspace, std::size_t workspaceBytes, void* stream);
 
-// Memory and launch primitives of one backend. The host backend uses plain memory; the CUDA
-// backend device memory on one stream.
-class Backend
-{
+struct TimedCall {
+    int returnCode = 0;
+    double deviceMicros = 0.0; // events around the call on the given stream (host: = wall)
+    double wallMicros = 0.0;   // host clock from just before the launch to device idle
+};
+
+struct DeviceInfo {
+    std::string name;
+    std::size_t l2Bytes = 0;
+    double copyBandwidthGBs = 0.0; // measured device-to-device copy, read + write bytes per second
+};
+
+// Memory, cache and launch primitives of one backend. The host backend uses plain memory; the
+// CUDA backend device memory on one non-blocking stream.
+class Backend {
 public:
     virtual ~Backend() = default;
     virtual void* allocate(std::size_t bytes) = 0; // never null for bytes > 0; throws on failure
     virtual void release(void* p) = 0;
     virtual void upload(void* dst, const void* src, std::size_t bytes) = 0;
     virtual void download(void* dst, const void* src, std::size_t bytes) = 0;
-    // Runs the entry point and waits for all work it queued; returns its return code.
+    virtual void copyWithin(void* dst, const void* src, std::size_t bytes) = 0; // device to device
+    // Runs the entry point and waits until the whole device is idle, so work the candidate put
+    // on any other stream is included; returns its return code.
     virtual int run(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;
-    // A sticky device error after the call, or empty when the device is healthy.
+    // Evicts caches (L2 twice over, persisting lines and access-policy windows reset), then times
+    // one call.
+    virtual void flushCaches() = 0;
+    virtual TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;
+    // Median host-clock overhead of an empty device operation timed like a call: what wall time
+    // adds to device time for an honest kernel.
+    virtual double launchOverheadMicros() = 0;
+    virtual DeviceInfo info() = 0;
+    // A sticky device error after the last call, or empty when the device is healthy.
     virtual std::string deviceError() = 0;
 };
 

@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
+#include <vector>
 
 #ifdef KSR_WITH_CUDA
 #include <cuda_runtime.h>
@@ -16,19 +19,35 @@ namespace {
 void check(cudaError_t err, const char* what)
 {
     if (err != cudaSuccess)
-        throw std::runtime_error(
-            std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
-class CudaBackend final : public Backend
+double median(std::vector<double> v)
 {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+class CudaBackend final : public Backend {
 public:
     CudaBackend()
     {
         check(cudaSetDevice(0), "cudaSetDevice");
         check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        check(cudaEventCreate(&m_start), "cudaEventCreate");
+        check(cudaEventCreate(&m_end), "cudaEventCreate");
+        int l2 = 0;
+        check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
+        m_l2Bytes = static_cast<std::size_t>(l2);
     }
-    ~CudaBackend() override { cudaStreamDestroy(m_stream); }
+    ~CudaBackend() override
+    {
+        if (m_flush)
+            cudaFree(m_flush);
+        cudaEventDestroy(m_start);
+        cudaEventDestroy(m_end);
+        cudaStreamDestroy(m_stream);
+    }
     void* allocate(std::size_t bytes) override
     {
         void* p = nullptr;
@@ -44,27 +63,110 @@ public:
     {
         check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (download)");
     }
+    void copyWithin(void* dst, const void* src, std::size_t bytes) override
+    {
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, m_stream), "cudaMemcpyAsync (poison)");
+    }
     int run(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
         const int rc = fn(args, workspace, workspaceBytes, m_stream);
-        // Device-wide: work a candidate queued on any other stream is waited for too.
-        const cudaError_t err = cudaDeviceSynchronize();
-        if (err != cudaSuccess)
-            m_error = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+        noteError(cudaDeviceSynchronize());
         return rc;
+    }
+    void flushCaches() override
+    {
+        // A persisting access-policy window, or a persisting carve-out, would keep a working set
+        // in L2 across the flush: undo whatever the candidate set, then overwrite 2x the L2.
+        cudaStreamAttrValue none{};
+        none.accessPolicyWindow.num_bytes = 0;
+        cudaStreamSetAttribute(m_stream, cudaStreamAttributeAccessPolicyWindow, &none);
+        cudaCtxResetPersistingL2Cache();
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        const std::size_t bytes = 2 * m_l2Bytes;
+        if (!m_flush)
+            check(cudaMalloc(&m_flush, bytes), "cudaMalloc (L2 flush buffer)");
+        check(cudaMemsetAsync(m_flush, ++m_flushValue, bytes, m_stream), "cudaMemsetAsync (L2 flush)");
+        check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (L2 flush)");
+    }
+    TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
+    {
+        TimedCall t;
+        const auto t0 = std::chrono::steady_clock::now();
+        cudaEventRecord(m_start, m_stream);
+        t.returnCode = fn(args, workspace, workspaceBytes, m_stream);
+        cudaEventRecord(m_end, m_stream);
+        noteError(cudaDeviceSynchronize());
+        t.wallMicros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        float ms = 0.0f;
+        if (cudaEventElapsedTime(&ms, m_start, m_end) == cudaSuccess)
+            t.deviceMicros = static_cast<double>(ms) * 1000.0;
+        return t;
+    }
+    double launchOverheadMicros() override
+    {
+        void* scratch = allocate(256);
+        std::vector<double> gaps;
+        for (int i = 0; i < 50; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            cudaEventRecord(m_start, m_stream);
+            cudaMemsetAsync(scratch, i, 4, m_stream);
+            cudaEventRecord(m_end, m_stream);
+            cudaDeviceSynchronize();
+            const double wall = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            float ms = 0.0f;
+            cudaEventElapsedTime(&ms, m_start, m_end);
+            gaps.push_back(wall - static_cast<double>(ms) * 1000.0);
+        }
+        release(scratch);
+        return median(gaps);
+    }
+    DeviceInfo info() override
+    {
+        DeviceInfo d;
+        cudaDeviceProp p{};
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
+            d.name = p.name;
+        d.l2Bytes = m_l2Bytes;
+        // Read + write bandwidth of a large device-to-device copy: the memory roofline that the
+        // floor check uses, measured rather than taken from a data sheet.
+        const std::size_t bytes = std::size_t{512} << 20;
+        void* a = allocate(bytes);
+        void* b = allocate(bytes);
+        double best = 1e30;
+        for (int i = 0; i < 5; ++i) {
+            cudaEventRecord(m_start, m_stream);
+            cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, m_stream);
+            cudaEventRecord(m_end, m_stream);
+            cudaEventSynchronize(m_end);
+            float ms = 0.0f;
+            cudaEventElapsedTime(&ms, m_start, m_end);
+            if (i > 0)
+                best = std::min(best, static_cast<double>(ms));
+        }
+        release(a);
+        release(b);
+        d.copyBandwidthGBs = 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
+        return d;
     }
     std::string deviceError() override
     {
-        if (m_error.empty()) {
-            const cudaError_t err = cudaGetLastError();
-            if (err != cudaSuccess)
-                m_error = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-        }
+        if (m_error.empty())
+            noteError(cudaGetLastError());
         return m_error;
     }
 
 private:
+    void noteError(cudaError_t err)
+    {
+        if (err != cudaSuccess && m_error.empty())
+            m_error = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    }
+
     cudaStream_t m_stream = nullptr;
+    cudaEvent_t m_start = nullptr, m_end = nullptr;
+    std::size_t m_l2Bytes = 0;
+    void* m_flush = nullptr;
+    unsigned char m_flushValue = 0;
     std::string m_error;
 };
 
@@ -77,7 +179,7 @@ std::unique_ptr<Backend> makeCudaBackend()
 
 std::string probeDevices()
 {
-    nlohmann::json out { { "cuda_runtime", true }, { "devices", nlohmann::json::array() } };
+    nlohmann::json out{{"cuda_runtime", true}, {"devices", nlohmann::json::array()}};
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
@@ -90,13 +192,18 @@ std::string probeDevices()
     out["runtime_version"] = runtimeVersion;
     out["driver_version"] = driverVersion;
     for (int i = 0; i < count; ++i) {
-        cudaDeviceProp p {};
+        cudaDeviceProp p{};
         if (cudaGetDeviceProperties(&p, i) != cudaSuccess)
             continue;
-        out["devices"].push_back({ { "index", i }, { "name", p.name }, { "major", p.major }, { "minor", p.minor },
-            { "sm_count", p.multiProcessorCount }, { "l2_bytes", p.l2CacheSize },
-            { "persisting_l2_max_bytes", p.persistingL2CacheMaxSize }, { "memory_bytes", p.totalGlobalMem },
-            { "memory_bus_bits", p.memoryBusWidth } });
+        out["devices"].push_back({{"index", i},
+                                  {"name", p.name},
+                                  {"major", p.major},
+                                  {"minor", p.minor},
+                                  {"sm_count", p.multiProcessorCount},
+                                  {"l2_bytes", p.l2CacheSize},
+                                  {"persisting_l2_max_bytes", p.persistingL2CacheMaxSize},
+                                  {"memory_bytes", p.totalGlobalMem},
+                                  {"memory_bus_bits", p.memoryBusWidth}});
     }
     return out.dump();
 }
@@ -110,10 +217,10 @@ std::unique_ptr<Backend> makeCudaBackend()
 
 std::string probeDevices()
 {
-    return nlohmann::json {
-        { "cuda_runtime", false }, { "devices", nlohmann::json::array() },
-        { "error", "ksearch-runner was built without the CUDA toolkit" }
-    }.dump();
+    return nlohmann::json{{"cuda_runtime", false},
+                          {"devices", nlohmann::json::array()},
+                          {"error", "ksearch-runner was built without the CUDA toolkit"}}
+        .dump();
 }
 
 #endif
