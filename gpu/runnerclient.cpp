@@ -64,6 +64,31 @@ void writeBytes(const fs::path& path, const std::vector<std::byte>& data)
     out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
 
+std::string outputFile(std::size_t call, std::size_t set, const std::string& name)
+{
+    return "c" + std::to_string(call) + (set ? "_t" + std::to_string(set) : std::string()) + "_out_" + name + ".bin";
+}
+
+BenchMeasurement readBench(const nlohmann::ordered_json& b)
+{
+    BenchMeasurement m;
+    m.present = true;
+    m.samplesMicros = b.value("samples_us", std::vector<double>{});
+    m.medianMicros = b.value("median_us", 0.0);
+    m.meanMicros = b.value("mean_us", 0.0);
+    m.stdevMicros = b.value("stdev_us", 0.0);
+    m.p25Micros = b.value("p25_us", 0.0);
+    m.p75Micros = b.value("p75_us", 0.0);
+    m.minMicros = b.value("min_us", 0.0);
+    m.sideWorkSamples = b.value("side_work_samples", 0);
+    m.warmupCalls = b.value("warmup_calls", 0);
+    m.launchOverheadMicros = b.value("launch_overhead_us", 0.0);
+    m.loopSeconds = b.value("loop_seconds", 0.0);
+    m.stop = b.value("stop", std::string());
+    m.inputsUnchanged = b.value("inputs_unchanged", true);
+    return m;
+}
+
 bool readBytes(const fs::path& path, std::vector<std::byte>& data)
 {
     std::ifstream in(path, std::ios::binary);
@@ -84,6 +109,9 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
 
     nlohmann::json doc { { "backend", backendName(job.backend) }, { "library", fs::absolute(job.library).string() },
         { "args_size", job.layout.size }, { "fields", nlohmann::json::array() }, { "calls", nlohmann::json::array() } };
+    doc["bench"] = {{"enabled", job.bench.enabled},         {"min_samples", job.bench.minSamples},
+                    {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise},
+                    {"max_seconds", job.bench.maxSeconds}, {"warmup_seconds", job.bench.warmupSeconds}};
     for (const auto& f : job.layout.fields)
         doc["fields"].push_back(
             { { "name", f.name }, { "role", roleName(f.role) }, { "offset", f.offset }, { "size", f.size } });
@@ -98,8 +126,19 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
             j["inputs"][t.name] = { { "file", file }, { "bytes", t.data.size() } };
         }
         for (const auto& t : call.outputs)
-            j["outputs"][t.name] = { { "file", "c" + std::to_string(c) + "_out_" + t.name + ".bin" },
-                { "bytes", t.data.size() } };
+            j["outputs"][t.name] = {{"file", outputFile(c, 0, t.name)}, {"bytes", t.data.size()}};
+        for (std::size_t k = 0; k < call.timingInputs.size(); ++k) {
+            nlohmann::json in = nlohmann::json::object(), out = nlohmann::json::object();
+            for (const auto& t : call.timingInputs[k]) {
+                const std::string file = "c" + std::to_string(c) + "_t" + std::to_string(k + 1) + "_in_" + t.name + ".bin";
+                writeBytes(job.jobDir / file, t.data);
+                in[t.name] = {{"file", file}, {"bytes", t.data.size()}};
+            }
+            for (const auto& t : call.outputs)
+                out[t.name] = {{"file", outputFile(c, k + 1, t.name)}, {"bytes", t.data.size()}};
+            j["timing_inputs"].push_back(in);
+            j["timing_outputs"].push_back(out);
+        }
         doc["calls"].push_back(j);
     }
     {
@@ -128,6 +167,13 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
             continue;
         const std::string status = (*j)["status"].get<std::string>();
         const std::string id = j->value("id", std::string());
+        if (status == "environment") {
+            result.environment.networkIsolated = j->value("network_isolated", false);
+            result.environment.device = j->value("device", std::string());
+            result.environment.l2Bytes = j->value("l2_bytes", std::size_t{0});
+            result.environment.copyBandwidthGBs = j->value("copy_bandwidth_gbs", 0.0);
+            continue;
+        }
         if (status == "load_error") {
             result.loadError = j->value("message", std::string());
             continue;
@@ -148,14 +194,24 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         if (status == "ok" || status == "error") {
             outcome.status = status == "ok" ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;
             const auto& call = job.calls[it->second];
-            for (const auto& t : call.outputs) {
-                HostTensor out = t;
-                if (!readBytes(job.jobDir / ("c" + std::to_string(it->second) + "_out_" + t.name + ".bin"), out.data)) {
-                    outcome.status = RunnerCallOutcome::Status::HarnessError;
-                    outcome.message = "output " + t.name + " missing after the call";
-                    break;
+            auto readSet = [&](std::size_t set, std::vector<HostTensor>& into) {
+                for (const auto& t : call.outputs) {
+                    HostTensor out = t;
+                    if (!readBytes(job.jobDir / outputFile(it->second, set, t.name), out.data)) {
+                        outcome.status = RunnerCallOutcome::Status::HarnessError;
+                        outcome.message = "output " + t.name + " missing after the call";
+                        return;
+                    }
+                    into.push_back(std::move(out));
                 }
-                outcome.outputs.push_back(std::move(out));
+            };
+            if (status == "ok")
+                readSet(0, outcome.outputs);
+            if (j->contains("bench") && outcome.status == RunnerCallOutcome::Status::Ok) {
+                outcome.bench = readBench((*j)["bench"]);
+                outcome.timingOutputs.resize(call.timingInputs.size());
+                for (std::size_t k = 0; k < call.timingInputs.size(); ++k)
+                    readSet(k + 1, outcome.timingOutputs[k]);
             }
         } else if (status == "device_error") {
             outcome.status = RunnerCallOutcome::Status::DeviceError;

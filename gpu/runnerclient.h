@@ -17,11 +17,21 @@ namespace ks {
 // the runner poisons them), the var-axis values and the workspace size.
 struct RunnerCall {
     std::string id;
-    std::vector<HostTensor> inputs;
+    std::vector<HostTensor> inputs;               // the correctness set
+    std::vector<std::vector<HostTensor>> timingInputs; // benchmark only: sets the timing loop rotates through
     std::vector<HostTensor> outputs;
     std::map<std::string, std::int64_t> axes;
     std::int64_t workspaceBytes = 0;
     std::uint64_t poisonSeed = 0;
+};
+
+struct RunnerBenchSettings {
+    bool enabled = false;
+    int minSamples = 10;
+    int maxSamples = 1000;
+    double maxNoise = 0.005;      // relative standard error of the mean at which sampling stops
+    double maxSeconds = 1.0;      // timed-loop wall time per workload
+    double warmupSeconds = 0.025;
 };
 
 struct RunnerJob {
@@ -30,7 +40,20 @@ struct RunnerJob {
     AbiLayout layout;
     std::vector<RunnerCall> calls;
     std::filesystem::path jobDir; // created; holds job.json, the buffers and result.jsonl
-    std::chrono::milliseconds timeout { std::chrono::seconds(60) };
+    std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+    RunnerBenchSettings bench;
+};
+
+struct BenchMeasurement {
+    bool present = false;
+    std::vector<double> samplesMicros;
+    double medianMicros = 0, meanMicros = 0, stdevMicros = 0, p25Micros = 0, p75Micros = 0, minMicros = 0;
+    int sideWorkSamples = 0; // samples where the device stayed busy after the stream's events
+    int warmupCalls = 0;
+    double launchOverheadMicros = 0;
+    double loopSeconds = 0;
+    std::string stop; // noise | time | max_samples
+    bool inputsUnchanged = true;
 };
 
 struct RunnerCallOutcome {
@@ -41,11 +64,21 @@ struct RunnerCallOutcome {
     bool inputsUnchanged = true;
     double wallMicros = 0.0;
     std::vector<HostTensor> outputs; // filled for Ok calls
+    BenchMeasurement bench;
+    std::vector<std::vector<HostTensor>> timingOutputs; // outputs of the last timed call on each timing set
+};
+
+struct RunnerEnvironment {
+    bool networkIsolated = false;
+    std::string device;
+    std::size_t l2Bytes = 0;
+    double copyBandwidthGBs = 0; // measured read + write bandwidth of a device copy
 };
 
 struct RunnerJobResult {
     SubprocessResult process;
     std::string loadError; // the library could not be loaded or lacks ks_run
+    RunnerEnvironment environment;
     std::vector<RunnerCallOutcome> calls; // one per RunnerCall, in order
 };
 

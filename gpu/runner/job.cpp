@@ -68,6 +68,15 @@ Job readJob(const std::string& dir)
             call.poisonSeed = c.value("poison_seed", std::uint64_t { 0 });
             job.calls.push_back(std::move(call));
         }
+        if (j.contains("bench")) {
+            const auto& b = j["bench"];
+            job.bench.enabled = b.value("enabled", false);
+            job.bench.minSamples = b.value("min_samples", job.bench.minSamples);
+            job.bench.maxSamples = b.value("max_samples", job.bench.maxSamples);
+            job.bench.maxNoise = b.value("max_noise", job.bench.maxNoise);
+            job.bench.maxSeconds = b.value("max_seconds", job.bench.maxSeconds);
+            job.bench.warmupSeconds = b.value("warmup_seconds", job.bench.warmupSeconds);
+        }
         return job;
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(dir + "/job.json: " + e.what());

@@ -24,13 +24,28 @@ struct Buffer {
     std::size_t bytes = 0;
 };
 
+using BufferSet = std::map<std::string, Buffer>; // by field name
+
 struct Call {
-    std::string id; // workload uuid
-    std::map<std::string, Buffer> inputs; // by field name, scalars included
-    std::map<std::string, Buffer> outputs;
+    std::string id;   // workload uuid
+    BufferSet inputs; // the correctness set, scalars included
+    BufferSet outputs;
+    // Benchmark only: further input sets the timing loop rotates through (all resident, so
+    // pointers differ), and where the outputs of the last timed call on each set go.
+    std::vector<BufferSet> timingInputs;
+    std::vector<BufferSet> timingOutputs;
     std::map<std::string, std::int64_t> axes;
     std::size_t workspaceBytes = 0;
     std::uint64_t poisonSeed = 0; // outputs and workspace are filled with noise from this
+};
+
+struct BenchSettings {
+    bool enabled = false;
+    int minSamples = 10;
+    int maxSamples = 1000;
+    double maxNoise = 0.005;      // stop when the relative standard error of the mean is below
+    double maxSeconds = 1.0;      // per call: wall time of the timed loop
+    double warmupSeconds = 0.025; // at least 3 calls
 };
 
 struct Job {
@@ -41,6 +56,7 @@ struct Job {
     std::size_t argsSize = 0;
     std::vector<Field> fields;
     std::vector<Call> calls;
+    BenchSettings bench;
 };
 
 // Throws std::runtime_error naming the field on malformed input.

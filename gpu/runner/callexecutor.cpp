@@ -1,0 +1,365 @@
+#include "callexecutor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace ksr {
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+Bytes readFile(const std::string& path, std::size_t expected)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::runtime_error(path + ": cannot open input");
+    Bytes data(expected);
+    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(expected));
+    if (static_cast<std::size_t>(in.gcount()) != expected)
+        throw std::runtime_error(path + ": shorter than " + std::to_string(expected) + " bytes");
+    return data;
+}
+
+void writeFile(const std::string& path, const Bytes& data)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!out)
+        throw std::runtime_error(path + ": cannot write output");
+}
+
+// Noise that no correct kernel output is likely to equal.
+Bytes noise(std::size_t bytes, std::uint64_t seed)
+{
+    Bytes data(bytes);
+    std::uint64_t x = seed | 1;
+    for (auto& b : data) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b = static_cast<unsigned char>(x >> 56);
+    }
+    return data;
+}
+
+class DeviceBuffer {
+public:
+    DeviceBuffer(Backend& b, std::size_t bytes)
+        : m_backend(&b)
+        , m_ptr(b.allocate(bytes))
+        , m_bytes(bytes)
+    {
+    }
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : m_backend(o.m_backend)
+        , m_ptr(std::exchange(o.m_ptr, nullptr))
+        , m_bytes(o.m_bytes)
+    {
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(DeviceBuffer&&) = delete;
+    ~DeviceBuffer()
+    {
+        if (m_ptr)
+            m_backend->release(m_ptr);
+    }
+    void* get() const { return m_ptr; }
+    std::size_t bytes() const { return m_bytes; }
+
+private:
+    Backend* m_backend;
+    void* m_ptr;
+    std::size_t m_bytes;
+};
+
+// One input set on the device plus the KsArgs bytes that point at it (and at the shared outputs).
+struct InputSet {
+    std::vector<DeviceBuffer> buffers;
+    std::vector<Bytes> pristine; // host copy of each tensor input, in buffers order
+    Bytes args;
+};
+
+struct Outputs {
+    std::vector<DeviceBuffer> buffers; // in field order
+    std::vector<DeviceBuffer> noise;   // per output: what it is overwritten with before each call
+    std::vector<std::string> names;
+    std::unique_ptr<DeviceBuffer> workspace;
+    std::unique_ptr<DeviceBuffer> workspaceNoise;
+};
+
+Outputs allocateOutputs(const Job& job, const Call& call, Backend& backend)
+{
+    Outputs out;
+    std::uint64_t salt = 0;
+    for (const auto& field : job.fields) {
+        if (field.role != Field::Role::Output)
+            continue;
+        const Buffer& spec = call.outputs.at(field.name);
+        out.buffers.emplace_back(backend, spec.bytes);
+        out.noise.emplace_back(backend, spec.bytes);
+        const Bytes n = noise(spec.bytes, call.poisonSeed + 0x9e3779b97f4a7c15ULL * ++salt);
+        backend.upload(out.noise.back().get(), n.data(), n.size());
+        out.names.push_back(field.name);
+    }
+    if (call.workspaceBytes > 0) {
+        out.workspace = std::make_unique<DeviceBuffer>(backend, call.workspaceBytes);
+        out.workspaceNoise = std::make_unique<DeviceBuffer>(backend, call.workspaceBytes);
+        const Bytes n = noise(call.workspaceBytes, ~call.poisonSeed);
+        backend.upload(out.workspaceNoise->get(), n.data(), n.size());
+    }
+    return out;
+}
+
+InputSet uploadInputs(const Job& job, const Call& call, const BufferSet& inputs, const Outputs& outputs, Backend& backend)
+{
+    InputSet set;
+    set.args.assign(job.argsSize, 0);
+    std::size_t outputIndex = 0;
+    for (const auto& field : job.fields) {
+        unsigned char* slot = set.args.data() + field.offset;
+        switch (field.role) {
+        case Field::Role::Input: {
+            const Buffer& spec = inputs.at(field.name);
+            Bytes data = readFile(job.dir + "/" + spec.file, spec.bytes);
+            set.buffers.emplace_back(backend, spec.bytes);
+            backend.upload(set.buffers.back().get(), data.data(), data.size());
+            void* p = set.buffers.back().get();
+            std::memcpy(slot, &p, sizeof p);
+            set.pristine.push_back(std::move(data));
+            break;
+        }
+        case Field::Role::Scalar: {
+            const Buffer& spec = inputs.at(field.name);
+            const Bytes data = readFile(job.dir + "/" + spec.file, spec.bytes);
+            if (data.size() != field.size)
+                throw std::runtime_error("scalar " + field.name + ": size differs from the field");
+            std::memcpy(slot, data.data(), field.size);
+            break;
+        }
+        case Field::Role::Output: {
+            void* p = outputs.buffers.at(outputIndex++).get();
+            std::memcpy(slot, &p, sizeof p);
+            break;
+        }
+        case Field::Role::Axis: {
+            const std::int64_t v = call.axes.at(field.name);
+            std::memcpy(slot, &v, sizeof v);
+            break;
+        }
+        }
+    }
+    return set;
+}
+
+void poison(const Outputs& out, Backend& backend)
+{
+    for (std::size_t i = 0; i < out.buffers.size(); ++i)
+        backend.copyWithin(out.buffers[i].get(), out.noise[i].get(), out.buffers[i].bytes());
+    if (out.workspace)
+        backend.copyWithin(out.workspace->get(), out.workspaceNoise->get(), out.workspace->bytes());
+}
+
+void saveOutputs(const Job& job, const BufferSet& files, const Outputs& out, Backend& backend)
+{
+    for (std::size_t i = 0; i < out.buffers.size(); ++i) {
+        Bytes host(out.buffers[i].bytes());
+        backend.download(host.data(), out.buffers[i].get(), host.size());
+        writeFile(job.dir + "/" + files.at(out.names[i]).file, host);
+    }
+}
+
+bool inputsUnchanged(const InputSet& set, Backend& backend)
+{
+    for (std::size_t i = 0; i < set.buffers.size(); ++i) {
+        Bytes now(set.pristine[i].size());
+        backend.download(now.data(), set.buffers[i].get(), now.size());
+        if (now != set.pristine[i])
+            return false;
+    }
+    return true;
+}
+
+struct Stats {
+    double mean = 0, stdev = 0, median = 0, p25 = 0, p75 = 0, min = 0, max = 0;
+};
+
+Stats statistics(std::vector<double> v)
+{
+    Stats s;
+    if (v.empty())
+        return s;
+    for (const double x : v)
+        s.mean += x;
+    s.mean /= static_cast<double>(v.size());
+    for (const double x : v)
+        s.stdev += (x - s.mean) * (x - s.mean);
+    s.stdev = v.size() > 1 ? std::sqrt(s.stdev / static_cast<double>(v.size() - 1)) : 0.0;
+    std::sort(v.begin(), v.end());
+    auto q = [&](double f) { return v[static_cast<std::size_t>(f * static_cast<double>(v.size() - 1) + 0.5)]; };
+    s.median = q(0.5);
+    s.p25 = q(0.25);
+    s.p75 = q(0.75);
+    s.min = v.front();
+    s.max = v.back();
+    return s;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Times one call per sample on rotating input sets. A sample's latency is the event time on the
+// given stream, unless the host clock shows the device busy for noticeably longer than that plus
+// the measured launch overhead: then work went to another stream, and the host-clock figure
+// (less the overhead) is what counts.
+nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsRunFn fn, Outputs& outputs,
+                         std::vector<InputSet>& sets)
+{
+    const BenchSettings& b = job.bench;
+    const double overhead = backend.launchOverheadMicros();
+    nlohmann::json result{{"launch_overhead_us", overhead}};
+
+    const auto warmStart = std::chrono::steady_clock::now();
+    int warmupCalls = 0;
+    while (warmupCalls < 3 || secondsSince(warmStart) < b.warmupSeconds) {
+        poison(outputs, backend);
+        const InputSet& set = sets[static_cast<std::size_t>(warmupCalls) % sets.size()];
+        const int rc = backend.run(fn, set.args.data(), outputs.workspace ? outputs.workspace->get() : nullptr,
+                                   call.workspaceBytes);
+        ++warmupCalls;
+        if (rc != 0 || !backend.deviceError().empty()) {
+            result["error"] = "warm-up call returned " + std::to_string(rc);
+            return result;
+        }
+        if (warmupCalls > 10000)
+            break;
+    }
+    result["warmup_calls"] = warmupCalls;
+
+    std::vector<double> samples, deviceSamples;
+    int sideWork = 0;
+    std::string stop = "max_samples";
+    const auto loopStart = std::chrono::steady_clock::now();
+    // After the stop rule fires, one more sample per set, whose outputs are kept for the parent
+    // to verify: results produced inside the timing loop are checked, not only the first call.
+    std::size_t finalRound = 0;
+    bool stopping = false;
+    for (int i = 0;; ++i) {
+        const std::size_t which = static_cast<std::size_t>(i) % sets.size();
+        if (stopping && finalRound == sets.size())
+            break;
+        poison(outputs, backend);
+        backend.flushCaches();
+        const TimedCall t = backend.timedRun(fn, sets[which].args.data(),
+                                             outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
+        if (t.returnCode != 0 || !backend.deviceError().empty()) {
+            result["error"] = "timed call " + std::to_string(i) + " returned " + std::to_string(t.returnCode);
+            return result;
+        }
+        double latency = t.deviceMicros;
+        const double hostView = t.wallMicros - overhead;
+        if (hostView > t.deviceMicros + std::max(3.0, 0.1 * t.deviceMicros)) {
+            latency = hostView;
+            ++sideWork;
+        }
+        samples.push_back(latency);
+        deviceSamples.push_back(t.deviceMicros);
+        if (stopping) {
+            saveOutputs(job, call.timingOutputs[which], outputs, backend);
+            ++finalRound;
+            continue;
+        }
+        const int n = static_cast<int>(samples.size());
+        if (n >= b.minSamples) {
+            const Stats s = statistics(samples);
+            const double relErr = s.mean > 0 ? s.stdev / s.mean / std::sqrt(static_cast<double>(n)) : 0.0;
+            if (relErr < b.maxNoise)
+                stop = "noise";
+            else if (secondsSince(loopStart) > b.maxSeconds)
+                stop = "time";
+            else if (n >= b.maxSamples)
+                stop = "max_samples";
+            else
+                continue;
+            stopping = true;
+            // Align the final round so that set k is the k-th of it.
+            while (static_cast<std::size_t>(i + 1) % sets.size() != 0) {
+                ++i;
+                poison(outputs, backend);
+                backend.run(fn, sets[static_cast<std::size_t>(i) % sets.size()].args.data(),
+                            outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
+            }
+        }
+    }
+    bool unchanged = true;
+    for (const auto& set : sets)
+        unchanged = unchanged && inputsUnchanged(set, backend);
+    const Stats s = statistics(samples);
+    result.update({{"samples_us", samples},
+                   {"device_samples_us", deviceSamples},
+                   {"median_us", s.median},
+                   {"mean_us", s.mean},
+                   {"stdev_us", s.stdev},
+                   {"p25_us", s.p25},
+                   {"p75_us", s.p75},
+                   {"min_us", s.min},
+                   {"side_work_samples", sideWork},
+                   {"stop", stop},
+                   {"loop_seconds", secondsSince(loopStart)},
+                   {"inputs_unchanged", unchanged}});
+    return result;
+}
+
+} // namespace
+
+nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
+{
+    nlohmann::json result{{"id", call.id}};
+    Outputs outputs = allocateOutputs(job, call, backend);
+    std::vector<InputSet> sets;
+    sets.push_back(uploadInputs(job, call, call.inputs, outputs, backend));
+
+    poison(outputs, backend);
+    const auto start = std::chrono::steady_clock::now();
+    const int rc = backend.run(fn, sets[0].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr,
+                               call.workspaceBytes);
+    result["return_code"] = rc;
+    result["wall_us"] = secondsSince(start) * 1e6;
+    if (const std::string err = backend.deviceError(); !err.empty()) {
+        result["status"] = "device_error";
+        result["message"] = err;
+        return result;
+    }
+    if (rc != 0) {
+        result["status"] = "error";
+        result["message"] = "ks_run returned " + std::to_string(rc);
+        return result;
+    }
+    saveOutputs(job, call.outputs, outputs, backend);
+    result["inputs_unchanged"] = inputsUnchanged(sets[0], backend);
+    result["status"] = "ok";
+
+    if (job.bench.enabled && !call.timingInputs.empty()) {
+        std::vector<InputSet> timing;
+        for (const auto& set : call.timingInputs)
+            timing.push_back(uploadInputs(job, call, set, outputs, backend));
+        nlohmann::json bench = benchmark(job, call, backend, fn, outputs, timing);
+        if (const std::string err = backend.deviceError(); !err.empty()) {
+            result["status"] = "device_error";
+            result["message"] = err + " (during the benchmark)";
+        } else if (bench.contains("error")) {
+            result["status"] = "error";
+            result["message"] = bench["error"];
+        }
+        result["bench"] = std::move(bench);
+    }
+    return result;
+}
+
+} // namespace ksr
