@@ -12,7 +12,7 @@ namespace ks::cli {
 
 namespace {
 
-const QStringList kCommands { QStringLiteral("gui"), QStringLiteral("tasks") };
+const QStringList kCommands {QStringLiteral("gui"), QStringLiteral("tasks"), QStringLiteral("eval")};
 
 struct Split {
     GlobalOptions global;
@@ -52,7 +52,7 @@ Split splitArguments(const QStringList& arguments)
     }
     if (i < arguments.size()) {
         s.command = arguments[i];
-        s.rest = QStringList { QStringLiteral("ksearch ") + s.command } + arguments.mid(i + 1);
+        s.rest = QStringList {QStringLiteral("ksearch ") + s.command} + arguments.mid(i + 1);
     }
     return s;
 }
@@ -72,7 +72,9 @@ QString usageText()
         "  tasks list             list the tasks on the search path\n"
         "  tasks show NAME|PATH   show a task's axes, tensors, workloads and files (--abi: its ks_task.h)\n"
         "  tasks check NAME|PATH  validate a task, then compile reference.cpp and baseline.cpp on the host\n"
-        "                         and compare them on the smallest workloads\n"
+        "                         and compare them on the smallest workloads (--backend cuda: the .cu too)\n"
+        "  eval --task NAME FILE  compile, verify and benchmark a kernel: per-workload table and score J\n"
+        "                         (--backend cuda|host, --workloads ID,..., --json, --repeat N)\n"
         "\n"
         "Options:\n"
         "  -h, --help             show this help (ksearch COMMAND --help for a command's own)\n"
@@ -124,7 +126,9 @@ int dispatch(const QStringList& arguments)
         rest << QStringLiteral("--help");
     if (s.command == u"tasks")
         return runTasksCommand(rest, s.global);
-    return runGui(rest.isEmpty() ? QStringList { QStringLiteral("ksearch gui") } : rest, s.global);
+    if (s.command == u"eval")
+        return runEvalCommand(rest, s.global);
+    return runGui(rest.isEmpty() ? QStringList {QStringLiteral("ksearch gui")} : rest, s.global);
 }
 
 } // namespace ks::cli

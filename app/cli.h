@@ -18,6 +18,7 @@ bool wantsGui(const QStringList& arguments);
 // Subcommands; each gets its own arguments (argv[0] is "ksearch <command>").
 int runTasksCommand(const QStringList& arguments, const GlobalOptions& global);
 int runGui(const QStringList& arguments, const GlobalOptions& global);
+int runEvalCommand(const QStringList& arguments, const GlobalOptions& global);
 
 QString usageText();
 

@@ -28,7 +28,7 @@ QString q(const std::string& s)
 
 std::string humanBytes(double bytes)
 {
-    const char* units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
     while (bytes >= 1024.0 && u < 4) {
         bytes /= 1024.0;
@@ -213,7 +213,7 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& /*global*
     parser.setApplicationDescription(QStringLiteral("Inspect and validate kernel tasks."));
     parser.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, show or check"));
     parser.addPositionalArgument(QStringLiteral("task"), QStringLiteral("a task name or folder (show, check)"));
-    const QCommandLineOption help({ QStringLiteral("h"), QStringLiteral("help") }, QStringLiteral("Show this help."));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
     const QCommandLineOption abi(QStringLiteral("abi"), QStringLiteral("show: print the generated ks_task.h"));
     const QCommandLineOption workloads(QStringLiteral("workloads"),
         QStringLiteral("check: how many of the smallest workloads to compare (default 3)"), QStringLiteral("N"),
@@ -224,7 +224,7 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& /*global*
         QStringLiteral("check: host (default) or cuda, which also runs reference.cu and baseline.cu on the GPU"),
         QStringLiteral("NAME"), QStringLiteral("host"));
     const QCommandLineOption keep(QStringLiteral("keep"), QStringLiteral("check: keep the scratch folder"));
-    parser.addOptions({ help, abi, workloads, ids, backend, keep });
+    parser.addOptions({help, abi, workloads, ids, backend, keep});
     if (!parser.parse(arguments)) {
         err << "ksearch tasks: " << parser.errorText() << "\n";
         return exitcode::InvalidInput;

@@ -55,7 +55,7 @@ std::vector<KernelResources> parsePtxasInfo(const std::string& log)
     std::smatch m;
     while (std::getline(in, line)) {
         if (std::regex_search(line, m, function)) {
-            out.push_back({ m[1].str() });
+            out.push_back({m[1].str()});
         } else if (!out.empty() && std::regex_search(line, m, stack)) {
             out.back().stackBytes = std::stol(m[1].str());
             out.back().spillStoreBytes = std::stol(m[2].str());
@@ -108,15 +108,15 @@ CompileResult compileKernel(const CompileRequest& request)
     result.library = request.workDir / (request.source.stem().string() + ".so");
     std::vector<std::string> argv;
     if (request.backend == Backend::Host) {
-        argv = { hostCompiler(), "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-Wall", "-I",
-            (request.workDir / "include").string() };
+        argv = {hostCompiler(), "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-Wall", "-I",
+            (request.workDir / "include").string()};
     } else {
-        argv = { nvccPath(), "-std=c++17", "-O3", "-lineinfo",
+        argv = {nvccPath(), "-std=c++17", "-O3", "-lineinfo",
             "-gencode=arch=compute_" + request.cudaArch + ",code=sm_" + request.cudaArch, "-Xcompiler", "-fPIC",
-            "-shared", "-Xptxas", "-v", "-I", (request.workDir / "include").string() };
+            "-shared", "-Xptxas", "-v", "-I", (request.workDir / "include").string()};
     }
     argv.insert(argv.end(), request.extraFlags.begin(), request.extraFlags.end());
-    argv.insert(argv.end(), { source.string(), "-o", result.library.string() });
+    argv.insert(argv.end(), {source.string(), "-o", result.library.string()});
     for (const auto& a : argv)
         result.command += (result.command.empty() ? "" : " ") + a;
 

@@ -29,7 +29,7 @@ struct CompileRequest {
     std::filesystem::path workDir; // gets include/ks_task.h, the copied source and the library
     std::string cudaArch = "90a"; // -gencode=arch=compute_<arch>,code=sm_<arch>
     std::vector<std::string> extraFlags;
-    std::chrono::milliseconds timeout { std::chrono::minutes(3) };
+    std::chrono::milliseconds timeout {std::chrono::minutes(3)};
 };
 
 struct CompileResult {

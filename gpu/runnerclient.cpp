@@ -69,11 +69,32 @@ std::string outputFile(std::size_t call, std::size_t set, const std::string& nam
     return "c" + std::to_string(call) + (set ? "_t" + std::to_string(set) : std::string()) + "_out_" + name + ".bin";
 }
 
+// Writes one input buffer for the runner and returns the name job.json uses for it.
+std::string placeInput(
+    const RunnerJob& job, std::size_t call, const std::string& id, std::size_t set, const HostTensor& t)
+{
+    if (job.sharedInputDir.empty()) {
+        const std::string file =
+            "c" + std::to_string(call) + (set ? "_t" + std::to_string(set) : std::string()) + "_in_" + t.name + ".bin";
+        writeBytes(job.jobDir / file, t.data);
+        return file;
+    }
+    std::error_code ec;
+    fs::create_directories(job.sharedInputDir, ec);
+    const fs::path path = fs::absolute(job.sharedInputDir / (id + "_s" + std::to_string(set) + "_" + t.name + ".bin"));
+    if (fs::file_size(path, ec) != t.data.size() || ec) {
+        fs::remove(path, ec);
+        writeBytes(path, t.data);
+        fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, ec);
+    }
+    return path.string();
+}
+
 BenchMeasurement readBench(const nlohmann::ordered_json& b)
 {
     BenchMeasurement m;
     m.present = true;
-    m.samplesMicros = b.value("samples_us", std::vector<double>{});
+    m.samplesMicros = b.value("samples_us", std::vector<double> {});
     m.medianMicros = b.value("median_us", 0.0);
     m.meanMicros = b.value("mean_us", 0.0);
     m.stdevMicros = b.value("stdev_us", 0.0);
@@ -107,33 +128,25 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     std::error_code ec;
     fs::create_directories(job.jobDir, ec);
 
-    nlohmann::json doc { { "backend", backendName(job.backend) }, { "library", fs::absolute(job.library).string() },
-        { "args_size", job.layout.size }, { "fields", nlohmann::json::array() }, { "calls", nlohmann::json::array() } };
-    doc["bench"] = {{"enabled", job.bench.enabled},         {"min_samples", job.bench.minSamples},
-                    {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise},
-                    {"max_seconds", job.bench.maxSeconds}, {"warmup_seconds", job.bench.warmupSeconds}};
+    nlohmann::json doc {{"backend", backendName(job.backend)}, {"library", fs::absolute(job.library).string()},
+        {"args_size", job.layout.size}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()}};
+    doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
+        {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
+        {"warmup_seconds", job.bench.warmupSeconds}};
     for (const auto& f : job.layout.fields)
-        doc["fields"].push_back(
-            { { "name", f.name }, { "role", roleName(f.role) }, { "offset", f.offset }, { "size", f.size } });
+        doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
     for (std::size_t c = 0; c < job.calls.size(); ++c) {
         const auto& call = job.calls[c];
-        nlohmann::json j { { "id", call.id }, { "inputs", nlohmann::json::object() },
-            { "outputs", nlohmann::json::object() }, { "axes", call.axes }, { "workspace_bytes", call.workspaceBytes },
-            { "poison_seed", call.poisonSeed } };
-        for (const auto& t : call.inputs) {
-            const std::string file = "c" + std::to_string(c) + "_in_" + t.name + ".bin";
-            writeBytes(job.jobDir / file, t.data);
-            j["inputs"][t.name] = { { "file", file }, { "bytes", t.data.size() } };
-        }
+        nlohmann::json j {{"id", call.id}, {"inputs", nlohmann::json::object()}, {"outputs", nlohmann::json::object()},
+            {"axes", call.axes}, {"workspace_bytes", call.workspaceBytes}, {"poison_seed", call.poisonSeed}};
+        for (const auto& t : call.inputs)
+            j["inputs"][t.name] = {{"file", placeInput(job, c, call.id, 0, t)}, {"bytes", t.data.size()}};
         for (const auto& t : call.outputs)
             j["outputs"][t.name] = {{"file", outputFile(c, 0, t.name)}, {"bytes", t.data.size()}};
         for (std::size_t k = 0; k < call.timingInputs.size(); ++k) {
             nlohmann::json in = nlohmann::json::object(), out = nlohmann::json::object();
-            for (const auto& t : call.timingInputs[k]) {
-                const std::string file = "c" + std::to_string(c) + "_t" + std::to_string(k + 1) + "_in_" + t.name + ".bin";
-                writeBytes(job.jobDir / file, t.data);
-                in[t.name] = {{"file", file}, {"bytes", t.data.size()}};
-            }
+            for (const auto& t : call.timingInputs[k])
+                in[t.name] = {{"file", placeInput(job, c, call.id, k + 1, t)}, {"bytes", t.data.size()}};
             for (const auto& t : call.outputs)
                 out[t.name] = {{"file", outputFile(c, k + 1, t.name)}, {"bytes", t.data.size()}};
             j["timing_inputs"].push_back(in);
@@ -148,7 +161,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     fs::remove(job.jobDir / "result.jsonl", ec);
 
     SubprocessRequest sub;
-    sub.argv = { runnerPath().string(), "--job", job.jobDir.string() };
+    sub.argv = {runnerPath().string(), "--job", job.jobDir.string()};
     sub.environment = scrubbedEnvironment();
     sub.timeout = job.timeout;
     result.process = runSubprocess(sub);
@@ -170,7 +183,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         if (status == "environment") {
             result.environment.networkIsolated = j->value("network_isolated", false);
             result.environment.device = j->value("device", std::string());
-            result.environment.l2Bytes = j->value("l2_bytes", std::size_t{0});
+            result.environment.l2Bytes = j->value("l2_bytes", std::size_t {0});
             result.environment.copyBandwidthGBs = j->value("copy_bandwidth_gbs", 0.0);
             continue;
         }

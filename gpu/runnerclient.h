@@ -17,7 +17,7 @@ namespace ks {
 // the runner poisons them), the var-axis values and the workspace size.
 struct RunnerCall {
     std::string id;
-    std::vector<HostTensor> inputs;               // the correctness set
+    std::vector<HostTensor> inputs; // the correctness set
     std::vector<std::vector<HostTensor>> timingInputs; // benchmark only: sets the timing loop rotates through
     std::vector<HostTensor> outputs;
     std::map<std::string, std::int64_t> axes;
@@ -29,8 +29,8 @@ struct RunnerBenchSettings {
     bool enabled = false;
     int minSamples = 10;
     int maxSamples = 1000;
-    double maxNoise = 0.005;      // relative standard error of the mean at which sampling stops
-    double maxSeconds = 1.0;      // timed-loop wall time per workload
+    double maxNoise = 0.005; // relative standard error of the mean at which sampling stops
+    double maxSeconds = 1.0; // timed-loop wall time per workload
     double warmupSeconds = 0.025;
 };
 
@@ -40,7 +40,10 @@ struct RunnerJob {
     AbiLayout layout;
     std::vector<RunnerCall> calls;
     std::filesystem::path jobDir; // created; holds job.json, the buffers and result.jsonl
-    std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+    // When set, input files live here, are written once per (call id, set, input) and reused by
+    // later jobs: a search evaluates many candidates on the same inputs.
+    std::filesystem::path sharedInputDir;
+    std::chrono::milliseconds timeout {std::chrono::seconds(60)};
     RunnerBenchSettings bench;
 };
 

@@ -49,8 +49,8 @@ bool isSecretVariable(const std::string& name)
         const std::size_t n = std::strlen(suffix);
         return upper.size() >= n && upper.compare(upper.size() - n, n, suffix) == 0;
     };
-    static const std::array<const char*, 8> exact { "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN",
-        "GOOGLE_APPLICATION_CREDENTIALS", "HF_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "NETRC" };
+    static const std::array<const char*, 8> exact {"AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN",
+        "GOOGLE_APPLICATION_CREDENTIALS", "HF_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "NETRC"};
     for (const char* e : exact)
         if (upper == e)
             return true;
@@ -82,7 +82,7 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
         result.error = "no program given";
         return result;
     }
-    int outPipe[2] = { -1, -1 }, errPipe[2] = { -1, -1 }, execPipe[2] = { -1, -1 };
+    int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, execPipe[2] = {-1, -1};
     if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0 || ::pipe2(execPipe, O_CLOEXEC) != 0) {
         result.error = std::string("pipe: ") + std::strerror(errno);
         return result;
@@ -142,8 +142,8 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
     ::close(execPipe[0]);
     result.started = true;
 
-    std::array<int*, 2> fds { &outPipe[0], &errPipe[0] };
-    std::array<std::string*, 2> sinks { &result.out, &result.err };
+    std::array<int*, 2> fds {&outPipe[0], &errPipe[0]};
+    std::array<std::string*, 2> sinks {&result.out, &result.err};
     const auto deadline = start + request.timeout;
     while (outPipe[0] >= 0 || errPipe[0] >= 0) {
         const auto now = std::chrono::steady_clock::now();
@@ -156,7 +156,7 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
         std::array<int, 2> which {};
         for (int i = 0; i < 2; ++i)
             if (*fds[i] >= 0) {
-                pfd[n] = { *fds[i], POLLIN, 0 };
+                pfd[n] = {*fds[i], POLLIN, 0};
                 which[n++] = i;
             }
         const auto waitMs = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();

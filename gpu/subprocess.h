@@ -11,7 +11,7 @@ struct SubprocessRequest {
     std::vector<std::string> argv; // argv[0] is the program (searched on PATH)
     std::string workingDirectory; // empty: inherit
     std::map<std::string, std::string> environment; // the child's whole environment
-    std::chrono::milliseconds timeout { 60000 }; // wall clock, then the process group is killed
+    std::chrono::milliseconds timeout {60000}; // wall clock, then the process group is killed
     std::size_t maxCapturedBytes = 1 << 20; // per stream; the rest is dropped (and counted)
 };
 

@@ -86,16 +86,16 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
         Backend backend;
         RunnerJobResult result;
     };
-    std::vector<Side> sides { { "reference.cpp", task.files.referenceCpp, Backend::Host, {} } };
+    std::vector<Side> sides {{"reference.cpp", task.files.referenceCpp, Backend::Host, {}}};
     if (task.files.baselineCpp)
-        sides.push_back({ "baseline.cpp", *task.files.baselineCpp, Backend::Host, {} });
+        sides.push_back({"baseline.cpp", *task.files.baselineCpp, Backend::Host, {}});
     else
         say("no baseline.cpp: the host baseline is not checked");
     if (options.cuda) {
-        for (const auto& [label, file] : { std::pair { "reference.cu", task.files.referenceCu },
-                 std::pair { "baseline.cu", task.files.baselineCu } }) {
+        for (const auto& [label, file] :
+            {std::pair {"reference.cu", task.files.referenceCu}, std::pair {"baseline.cu", task.files.baselineCu}}) {
             if (file)
-                sides.push_back({ label, *file, Backend::Cuda, {} });
+                sides.push_back({label, *file, Backend::Cuda, {}});
             else
                 say(std::string("no ") + label + ": not checked");
         }

@@ -51,12 +51,12 @@ void TestAbiHeader::layoutOfRmsnorm()
     const auto task = loadTask(test::tasksDir() / "rmsnorm");
     QVERIFY(task.task);
     const AbiLayout l = computeAbiLayout(task.task->definition);
-    QCOMPARE(l.fields.size(), std::size_t { 6 });
+    QCOMPARE(l.fields.size(), std::size_t {6});
     QCOMPARE(l.fields[2].name, std::string("eps"));
-    QCOMPARE(l.fields[2].offset, std::size_t { 16 });
-    QCOMPARE(l.fields[3].offset, std::size_t { 24 }); // output pointer realigned after the float
+    QCOMPARE(l.fields[2].offset, std::size_t {16});
+    QCOMPARE(l.fields[3].offset, std::size_t {24}); // output pointer realigned after the float
     QCOMPARE(l.fields[5].name, std::string("hidden_size"));
-    QCOMPARE(l.size, std::size_t { 48 });
+    QCOMPARE(l.size, std::size_t {48});
 }
 
 void TestAbiHeader::layoutWithGaps()
@@ -65,17 +65,17 @@ void TestAbiHeader::layoutWithGaps()
     std::vector<std::pair<std::string, std::size_t>> got;
     for (const auto& f : l.fields)
         got.emplace_back(f.name, f.offset);
-    const std::vector<std::pair<std::string, std::size_t>> expected { { "flag", 0 }, { "x", 8 }, { "scale", 16 },
-        { "bias", 20 }, { "idx", 24 }, { "offset", 32 }, { "y", 40 }, { "lse", 48 }, { "n", 56 }, { "m", 64 } };
+    const std::vector<std::pair<std::string, std::size_t>> expected {{"flag", 0}, {"x", 8}, {"scale", 16}, {"bias", 20},
+        {"idx", 24}, {"offset", 32}, {"y", 40}, {"lse", 48}, {"n", 56}, {"m", 64}};
     QCOMPARE(got, expected);
-    QCOMPARE(l.size, std::size_t { 72 });
+    QCOMPARE(l.size, std::size_t {72});
 }
 
 void TestAbiHeader::headerDeclaresFieldsInOrder()
 {
     const std::string h = generateAbiHeader(parse(kMixed));
-    const std::vector<std::string> decls { "bool flag;", "const ks_f16_t* x;", "float scale;", "ks_bf16_t bias;",
-        "const int64_t* idx;", "int64_t offset;", "ks_f8e4m3_t* y;", "float* lse;", "int64_t n;", "int64_t m;" };
+    const std::vector<std::string> decls {"bool flag;", "const ks_f16_t* x;", "float scale;", "ks_bf16_t bias;",
+        "const int64_t* idx;", "int64_t offset;", "ks_f8e4m3_t* y;", "float* lse;", "int64_t n;", "int64_t m;"};
     std::size_t pos = 0;
     for (const auto& d : decls) {
         const auto at = h.find(d, pos);
@@ -113,9 +113,9 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {
     req.source = src;
     req.abiHeader = generateAbiHeader(parse(kMixed));
     req.workDir = fs::path(dir.path().toStdString()) / "build";
-    req.extraFlags = { "-Werror" };
+    req.extraFlags = {"-Werror"};
     if (b == Backend::Cuda)
-        req.extraFlags = { "-Werror", "all-warnings" };
+        req.extraFlags = {"-Werror", "all-warnings"};
     const CompileResult r = compileKernel(req);
     QVERIFY2(r.ok, (r.command + "\n" + r.log).c_str());
     QVERIFY(fs::exists(r.library));

@@ -25,18 +25,18 @@ private slots:
 
 void TestCli::version()
 {
-    const auto r = test::runProgram(u"ksearch"_qs, { u"--version"_qs });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"--version"_qs});
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(r.out.trimmed(), u"ksearch " KSEARCH_VERSION ""_qs);
 }
 
 void TestCli::help()
 {
-    const auto r = test::runProgram(u"ksearch"_qs, { u"--help"_qs });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"--help"_qs});
     QCOMPARE(r.exitCode, 0);
-    for (const char* word : { "tasks list", "tasks show", "tasks check", "--verbose", "Exit codes" })
+    for (const char* word : {"tasks list", "tasks show", "tasks check", "--verbose", "Exit codes"})
         QVERIFY2(r.out.contains(QLatin1String(word)), word);
-    const auto sub = test::runProgram(u"ksearch"_qs, { u"tasks"_qs, u"--help"_qs });
+    const auto sub = test::runProgram(u"ksearch"_qs, {u"tasks"_qs, u"--help"_qs});
     QCOMPARE(sub.exitCode, 0);
     QVERIFY(sub.out.contains(u"--workloads"));
 }
@@ -45,18 +45,18 @@ void TestCli::usageErrors_data()
 {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
-    QTest::newRow("unknown option") << QStringList { u"--frobnicate"_qs } << "unknown option '--frobnicate'";
-    QTest::newRow("unknown command") << QStringList { u"launch"_qs } << "unknown command 'launch'";
-    QTest::newRow("tasks without action") << QStringList { u"tasks"_qs } << "expected 'list'";
-    QTest::newRow("tasks unknown flag") << QStringList { u"tasks"_qs, u"list"_qs, u"--bogus"_qs }
+    QTest::newRow("unknown option") << QStringList {u"--frobnicate"_qs} << "unknown option '--frobnicate'";
+    QTest::newRow("unknown command") << QStringList {u"launch"_qs} << "unknown command 'launch'";
+    QTest::newRow("tasks without action") << QStringList {u"tasks"_qs} << "expected 'list'";
+    QTest::newRow("tasks unknown flag") << QStringList {u"tasks"_qs, u"list"_qs, u"--bogus"_qs}
                                         << "Unknown option 'bogus'";
-    QTest::newRow("bad workload count") << QStringList { u"tasks"_qs, u"check"_qs, u"--workloads"_qs, u"zero"_qs,
-        u"rmsnorm"_qs } << "--workloads: 'zero'";
-    QTest::newRow("unknown task") << QStringList { u"tasks"_qs, u"show"_qs, u"no_such_task"_qs }
+    QTest::newRow("bad workload count") << QStringList {u"tasks"_qs, u"check"_qs, u"--workloads"_qs, u"zero"_qs,
+        u"rmsnorm"_qs} << "--workloads: 'zero'";
+    QTest::newRow("unknown task") << QStringList {u"tasks"_qs, u"show"_qs, u"no_such_task"_qs}
                                   << "no task named 'no_such_task'";
-    QTest::newRow("missing folder") << QStringList { u"tasks"_qs, u"check"_qs, u"./does/not/exist"_qs }
+    QTest::newRow("missing folder") << QStringList {u"tasks"_qs, u"check"_qs, u"./does/not/exist"_qs}
                                     << "no such task folder";
-    QTest::newRow("log file without name") << QStringList { u"--log-file"_qs } << "--log-file needs a file name";
+    QTest::newRow("log file without name") << QStringList {u"--log-file"_qs} << "--log-file needs a file name";
 }
 
 void TestCli::usageErrors()
@@ -70,7 +70,7 @@ void TestCli::usageErrors()
 
 void TestCli::tasksList()
 {
-    const auto r = test::runProgram(u"ksearch"_qs, { u"tasks"_qs, u"list"_qs });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"tasks"_qs, u"list"_qs});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.out.contains(u"NAME"));
     const auto line = r.out.split(u'\n').filter(u"rmsnorm"_qs).value(0);
@@ -79,17 +79,17 @@ void TestCli::tasksList()
 
 void TestCli::tasksShow()
 {
-    const auto r = test::runProgram(u"ksearch"_qs, { u"tasks"_qs, u"show"_qs, u"rmsnorm"_qs });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"tasks"_qs, u"show"_qs, u"rmsnorm"_qs});
     QCOMPARE(r.exitCode, 0);
     for (const char* text :
-        { "hidden_states", "bfloat16", "[batch_size, hidden_size]", "batch_size=16384", "Cost model", "baseline.cu" })
+        {"hidden_states", "bfloat16", "[batch_size, hidden_size]", "batch_size=16384", "Cost model", "baseline.cu"})
         QVERIFY2(r.out.contains(QLatin1String(text)), text);
 }
 
 void TestCli::tasksShowAbi()
 {
     const auto r = test::runProgram(u"ksearch"_qs,
-        { u"tasks"_qs, u"show"_qs, u"--abi"_qs, QString::fromStdString((test::tasksDir() / "rmsnorm").string()) });
+        {u"tasks"_qs, u"show"_qs, u"--abi"_qs, QString::fromStdString((test::tasksDir() / "rmsnorm").string())});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.out.contains(u"const ks_bf16_t* hidden_states;"));
     QVERIFY(r.out.contains(u"int ks_run(const KsArgs* args"));
@@ -97,7 +97,7 @@ void TestCli::tasksShowAbi()
 
 void TestCli::tasksCheckPasses()
 {
-    const auto r = test::runProgram(u"ksearch"_qs, { u"tasks"_qs, u"check"_qs, u"rmsnorm"_qs });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"tasks"_qs, u"check"_qs, u"rmsnorm"_qs});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY(r.out.contains(u"compiled reference.cpp"));
     QVERIFY(r.out.contains(u"compiled baseline.cpp"));
@@ -181,7 +181,7 @@ void TestCli::malformedTaskCopies()
         text.replace(at, from.size(), to.toStdString());
         test::writeText(target, text);
     }
-    const auto r = test::runProgram(u"ksearch"_qs, { u"tasks"_qs, u"check"_qs, QString::fromStdString(copy.string()) });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"tasks"_qs, u"check"_qs, QString::fromStdString(copy.string())});
     QCOMPARE(r.exitCode, 2);
     const QString all = r.out + r.err;
     const QString line = all.split(u'\n').filter(fieldInMessage).value(0);
@@ -193,7 +193,7 @@ void TestCli::logFileAndVerbose()
 {
     QTemporaryDir dir;
     const QString log = dir.filePath(u"k.log"_qs);
-    const auto r = test::runProgram(u"ksearch"_qs, { u"--verbose"_qs, u"--log-file"_qs, log, u"tasks"_qs, u"list"_qs });
+    const auto r = test::runProgram(u"ksearch"_qs, {u"--verbose"_qs, u"--log-file"_qs, log, u"tasks"_qs, u"list"_qs});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.err.contains(u"debug"));
     QVERIFY(

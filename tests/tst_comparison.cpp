@@ -11,7 +11,7 @@ static HostTensor tensor(const std::vector<double>& values, DType t = DType::Flo
     HostTensor h;
     h.name = "y";
     h.dtype = t;
-    h.shape = { static_cast<std::int64_t>(values.size()) };
+    h.shape = {static_cast<std::int64_t>(values.size())};
     h.data.resize(values.size() * dtypeSize(t));
     for (std::size_t i = 0; i < values.size(); ++i)
         h.set(i, values[i]);
@@ -53,10 +53,10 @@ void TestComparison::rule()
     QFETCH(double, actual);
     QFETCH(double, expected);
     QFETCH(bool, passes);
-    const Tolerance tol { 0.01, 0.01, 1.0 };
-    const auto c = compareOutput(tensor({ 1.0, actual }), tensor({ 1.0, expected }), tol);
+    const Tolerance tol {0.01, 0.01, 1.0};
+    const auto c = compareOutput(tensor({1.0, actual}), tensor({1.0, expected}), tol);
     QCOMPARE(c.passed, passes);
-    QCOMPARE(c.matched, passes ? std::size_t { 2 } : std::size_t { 1 });
+    QCOMPARE(c.matched, passes ? std::size_t {2} : std::size_t {1});
 }
 
 void TestComparison::matchedRatio()
@@ -64,24 +64,24 @@ void TestComparison::matchedRatio()
     std::vector<double> exp(100, 1.0), act(100, 1.0);
     for (int i = 0; i < 5; ++i)
         act[static_cast<std::size_t>(i)] = 9.0;
-    QVERIFY(compareOutput(tensor(act), tensor(exp), { 0.01, 0.01, 0.95 }).passed);
+    QVERIFY(compareOutput(tensor(act), tensor(exp), {0.01, 0.01, 0.95}).passed);
     act[5] = 9.0;
-    QVERIFY(!compareOutput(tensor(act), tensor(exp), { 0.01, 0.01, 0.95 }).passed);
-    QVERIFY(!compareOutput(tensor(act), tensor(exp), { 0.01, 0.01, 1.0 }).passed);
+    QVERIFY(!compareOutput(tensor(act), tensor(exp), {0.01, 0.01, 0.95}).passed);
+    QVERIFY(!compareOutput(tensor(act), tensor(exp), {0.01, 0.01, 1.0}).passed);
 }
 
 void TestComparison::shapeMismatch()
 {
-    const auto c = compareOutput(tensor({ 1, 2, 3 }), tensor({ 1, 2 }), {});
+    const auto c = compareOutput(tensor({1, 2, 3}), tensor({1, 2}), {});
     QVERIFY(c.shapeMismatch);
     QVERIFY(!c.passed);
-    const auto d = compareOutput(tensor({ 1, 2 }, DType::BFloat16), tensor({ 1, 2 }), {});
+    const auto d = compareOutput(tensor({1, 2}, DType::BFloat16), tensor({1, 2}), {});
     QVERIFY(d.shapeMismatch);
 }
 
 void TestComparison::describesWorstElement()
 {
-    const auto c = compareOutput(tensor({ 1, 2, 7, 4 }), tensor({ 1, 2, 3, 4 }), {});
+    const auto c = compareOutput(tensor({1, 2, 7, 4}), tensor({1, 2, 3, 4}), {});
     const QString text = QString::fromStdString(describeComparison(c));
     QVERIFY2(text.contains(u"MISMATCH") && text.contains(u"1 of 4") && text.contains(u"element 2")
             && text.contains(u"got 7") && text.contains(u"expected 3"),

@@ -49,7 +49,7 @@ void TestCudaCompile::compiles()
     req.source = file.toStdString();
     req.abiHeader = generateAbiHeader(loaded.task->definition);
     req.workDir = dir.path().toStdString();
-    req.extraFlags = { "-Werror", "all-warnings" };
+    req.extraFlags = {"-Werror", "all-warnings"};
     const CompileResult r = compileKernel(req);
     QVERIFY2(r.ok, (r.command + "\n" + r.log).c_str());
     QVERIFY(!r.resources.empty());
@@ -67,7 +67,7 @@ void TestCudaCompile::parsesPtxasReport()
                             "    16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
                             "ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 352 bytes cmem[0]\n";
     const auto k = parsePtxasInfo(log);
-    QCOMPARE(k.size(), std::size_t { 1 });
+    QCOMPARE(k.size(), std::size_t {1});
     QCOMPARE(k[0].kernel, std::string("_Z6kernelPf"));
     QCOMPARE(k[0].registers, 40);
     QCOMPARE(k[0].sharedBytes, 2048L);

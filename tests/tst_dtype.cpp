@@ -92,7 +92,7 @@ void TestDType::roundTrips()
 void TestDType::specialValues()
 {
     unsigned char buf[8] = {};
-    for (const DType t : { DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3, DType::Float8E5M2 }) {
+    for (const DType t : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3, DType::Float8E5M2}) {
         storeElement(t, buf, std::numeric_limits<double>::quiet_NaN());
         QVERIFY2(std::isnan(loadElement(t, buf)), std::string(dtypeName(t)).c_str());
     }
@@ -103,8 +103,7 @@ void TestDType::specialValues()
 void TestDType::preludeAgreesWithHarness_data()
 {
     QTest::addColumn<double>("value");
-    for (const double v :
-        { 0.0, -0.0, 1.0, -1.0, 0.1, 3.14159, 1e-3, 7e-6, 1e-8, 123.456, -65504.0, 1e5, 448.0, 0.0019 })
+    for (const double v : {0.0, -0.0, 1.0, -1.0, 0.1, 3.14159, 1e-3, 7e-6, 1e-8, 123.456, -65504.0, 1e5, 448.0, 0.0019})
         QTest::addRow("%g", v) << v;
 }
 

@@ -20,8 +20,8 @@ private slots:
 namespace {
 std::optional<double> lookup(std::string_view name, std::optional<std::int64_t> index)
 {
-    static const std::map<std::string, double> axes { { "batch", 16 }, { "hidden", 4096 }, { "zero", 0 } };
-    static const std::vector<double> indptr { 0, 5, 9, 12 };
+    static const std::map<std::string, double> axes {{"batch", 16}, {"hidden", 4096}, {"zero", 0}};
+    static const std::vector<double> indptr {0, 5, 9, 12};
     if (index) {
         if (name != "indptr")
             return std::nullopt;
@@ -96,7 +96,7 @@ void TestExpression::reportsErrors()
 void TestExpression::listsIdentifiers()
 {
     const auto ids = expressionIdentifiers("num_kv_indices == kv_indptr[-1].item() + batch_size / 2");
-    QCOMPARE(ids, (std::vector<std::string> { "num_kv_indices", "kv_indptr", "batch_size" }));
+    QCOMPARE(ids, (std::vector<std::string> {"num_kv_indices", "kv_indptr", "batch_size"}));
 }
 
 KS_TEST_MAIN_CORE(TestExpression)

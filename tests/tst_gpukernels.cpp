@@ -31,7 +31,7 @@ private:
 void TestGpuKernels::initTestCase()
 {
     SubprocessRequest req;
-    req.argv = { runnerPath().string(), "--probe" };
+    req.argv = {runnerPath().string(), "--probe"};
     req.environment = scrubbedEnvironment();
     const auto r = runSubprocess(req);
     QVERIFY2(r.succeeded(), r.describeExit().c_str());

@@ -72,13 +72,13 @@ void TestInputGenerator::scalarsAndOutputs()
     InputGenerator gen(m_task->definition, w, 1);
     const auto inputs = gen.generateInputs();
     QVERIFY(inputs[2].scalar);
-    QCOMPARE(inputs[2].data.size(), std::size_t { 4 });
+    QCOMPARE(inputs[2].data.size(), std::size_t {4});
     QCOMPARE(inputs[2].at(0), static_cast<double>(1e-6f));
     const auto outputs = gen.allocateOutputs();
-    QCOMPARE(outputs.size(), std::size_t { 1 });
-    QCOMPARE(outputs[0].shape, (std::vector<std::int64_t> { 1, 4096 }));
-    QCOMPARE(outputs[0].data.size(), std::size_t { 4096 * 2 });
-    QCOMPARE(gen.workspaceBytes(), std::int64_t { 0 });
+    QCOMPARE(outputs.size(), std::size_t {1});
+    QCOMPARE(outputs[0].shape, (std::vector<std::int64_t> {1, 4096}));
+    QCOMPARE(outputs[0].data.size(), std::size_t {4096 * 2});
+    QCOMPARE(gen.workspaceBytes(), std::int64_t {0});
 }
 
 KS_TEST_MAIN_CORE(TestInputGenerator)

@@ -36,28 +36,28 @@ void TestPackage::debInstallsAndRuns()
     const QString binary = QStringLiteral(KSEARCH_BINARY_DIR);
     int rc = 0;
     const QString log = run(u"cpack"_qs,
-        { u"-G"_qs, u"DEB"_qs, u"--config"_qs, binary + u"/CPackConfig.cmake"_qs, u"-B"_qs, work.path() }, binary, &rc);
+        {u"-G"_qs, u"DEB"_qs, u"--config"_qs, binary + u"/CPackConfig.cmake"_qs, u"-B"_qs, work.path()}, binary, &rc);
     QVERIFY2(rc == 0, qPrintable(log));
-    const QStringList debs = QDir(work.path()).entryList({ u"*.deb"_qs });
+    const QStringList debs = QDir(work.path()).entryList({u"*.deb"_qs});
     QCOMPARE(debs.size(), 1);
     const QString deb = work.filePath(debs[0]);
 
-    const QString info = run(u"dpkg-deb"_qs, { u"--info"_qs, deb }, work.path(), &rc);
+    const QString info = run(u"dpkg-deb"_qs, {u"--info"_qs, deb}, work.path(), &rc);
     QCOMPARE(rc, 0);
     QVERIFY2(info.contains(u"Package: ksearch-studio"), qPrintable(info));
     QVERIFY2(info.contains(u"Depends:") && info.contains(u"libqt6"), qPrintable(info));
 
     const QString stage = work.filePath(u"stage"_qs);
-    run(u"dpkg-deb"_qs, { u"-x"_qs, deb, stage }, work.path(), &rc);
+    run(u"dpkg-deb"_qs, {u"-x"_qs, deb, stage}, work.path(), &rc);
     QCOMPARE(rc, 0);
     for (const char* path :
-        { "usr/bin/ksearch", "usr/bin/ksearch-runner", "usr/share/ksearch/tasks/rmsnorm/definition.json",
+        {"usr/bin/ksearch", "usr/bin/ksearch-runner", "usr/share/ksearch/tasks/rmsnorm/definition.json",
             "usr/share/applications/io.github.ksearch_studio.ksearch.desktop",
             "usr/share/metainfo/io.github.ksearch_studio.ksearch.metainfo.xml",
-            "usr/share/icons/hicolor/scalable/apps/io.github.ksearch_studio.ksearch.svg" })
+            "usr/share/icons/hicolor/scalable/apps/io.github.ksearch_studio.ksearch.svg"})
         QVERIFY2(QFile::exists(stage + u'/' + QLatin1String(path)), path);
 
-    const QString version = run(stage + u"/usr/bin/ksearch"_qs, { u"--version"_qs }, work.path(), &rc);
+    const QString version = run(stage + u"/usr/bin/ksearch"_qs, {u"--version"_qs}, work.path(), &rc);
     QCOMPARE(rc, 0);
     QCOMPARE(version.trimmed(), u"ksearch " KSEARCH_VERSION ""_qs);
     // The installed binary finds the installed tasks (share/ksearch/tasks beside bin/), from a
@@ -67,14 +67,14 @@ void TestPackage::debInstallsAndRuns()
     env.remove(u"KSEARCH_TASKS_PATH"_qs);
     p.setProcessEnvironment(env);
     p.setWorkingDirectory(work.path());
-    p.start(stage + u"/usr/bin/ksearch"_qs, { u"tasks"_qs, u"list"_qs });
+    p.start(stage + u"/usr/bin/ksearch"_qs, {u"tasks"_qs, u"list"_qs});
     QVERIFY(p.waitForFinished(60000));
     const QString list = QString::fromUtf8(p.readAllStandardOutput());
     QVERIFY2(list.contains(stage + u"/usr/share/ksearch/tasks/rmsnorm"_qs), qPrintable(list));
 
     if (!QStandardPaths::findExecutable(u"desktop-file-validate"_qs).isEmpty()) {
         const QString v = run(u"desktop-file-validate"_qs,
-            { stage + u"/usr/share/applications/io.github.ksearch_studio.ksearch.desktop"_qs }, work.path(), &rc);
+            {stage + u"/usr/share/applications/io.github.ksearch_studio.ksearch.desktop"_qs}, work.path(), &rc);
         QVERIFY2(rc == 0, qPrintable(v));
     }
 }

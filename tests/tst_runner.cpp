@@ -71,18 +71,18 @@ RunnerJob TestRunner::job(const fs::path& library, int calls, std::chrono::milli
     for (int c = 0; c < calls; ++c) {
         RunnerCall call;
         call.id = "call" + std::to_string(c);
-        HostTensor x { "x", DType::Float32, { 1000 }, false, {} };
+        HostTensor x {"x", DType::Float32, {1000}, false, {}};
         x.data.resize(4000);
         for (std::size_t i = 0; i < 1000; ++i)
             x.set(i, static_cast<double>(i) * 0.5 - 100.0 + c);
-        HostTensor alpha { "alpha", DType::Float32, {}, true, {} };
+        HostTensor alpha {"alpha", DType::Float32, {}, true, {}};
         alpha.data.resize(4);
         alpha.set(0, 2.0 + c);
-        call.inputs = { x, alpha };
-        HostTensor y { "y", DType::Float32, { 1000 }, false, {} };
+        call.inputs = {x, alpha};
+        HostTensor y {"y", DType::Float32, {1000}, false, {}};
         y.data.resize(4000);
-        call.outputs = { y };
-        call.axes = { { "n", 1000 } };
+        call.outputs = {y};
+        call.axes = {{"n", 1000}};
         call.poisonSeed = 77 + static_cast<std::uint64_t>(c);
         j.calls.push_back(call);
     }
@@ -161,8 +161,7 @@ void TestRunner::kernels()
             continue;
         }
         QCOMPARE(r.calls[c].inputsUnchanged, inputsIntact);
-        allCorrect =
-            allCorrect && compareOutput(r.calls[c].outputs[0], expected(j.calls[c]), { 1e-6, 1e-6, 1.0 }).passed;
+        allCorrect = allCorrect && compareOutput(r.calls[c].outputs[0], expected(j.calls[c]), {1e-6, 1e-6, 1.0}).passed;
     }
     QCOMPARE(allCorrect, correct);
     if (status == u"crashed")
@@ -189,7 +188,7 @@ void TestRunner::crashStopsOnlyTheRestOfTheJob()
     const RunnerJob j = job(lib.library, 3);
     const RunnerJobResult r = runRunnerJob(j);
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::Ok);
-    QVERIFY(compareOutput(r.calls[0].outputs[0], expected(j.calls[0]), { 1e-6, 1e-6, 1.0 }).passed);
+    QVERIFY(compareOutput(r.calls[0].outputs[0], expected(j.calls[0]), {1e-6, 1e-6, 1.0}).passed);
     QCOMPARE(r.calls[1].status, RunnerCallOutcome::Status::Crashed);
     QVERIFY2(r.calls[1].message.find("SIGABRT") != std::string::npos, r.calls[1].message.c_str());
     QCOMPARE(r.calls[2].status, RunnerCallOutcome::Status::NotRun);

@@ -27,7 +27,7 @@ private slots:
 static SubprocessRequest shell(const std::string& script, std::chrono::milliseconds timeout = 10s)
 {
     SubprocessRequest r;
-    r.argv = { "/bin/sh", "-c", script };
+    r.argv = {"/bin/sh", "-c", script};
     r.environment = scrubbedEnvironment();
     r.timeout = timeout;
     return r;
@@ -73,7 +73,7 @@ void TestSubprocess::timeoutKillsTheWholeGroup()
 void TestSubprocess::missingProgram()
 {
     SubprocessRequest req;
-    req.argv = { "/nonexistent/program" };
+    req.argv = {"/nonexistent/program"};
     const auto r = runSubprocess(req);
     QVERIFY(!r.started);
     QVERIFY(r.error.find("/nonexistent/program") != std::string::npos);

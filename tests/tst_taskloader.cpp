@@ -65,7 +65,7 @@ void TestTaskLoader::loadsRmsnorm()
     const Task& task = *result.task;
     QCOMPARE(task.definition.name, std::string("rmsnorm"));
     // Order matters: it is the KsArgs field order.
-    QCOMPARE(task.definition.inputs.size(), std::size_t { 3 });
+    QCOMPARE(task.definition.inputs.size(), std::size_t {3});
     QCOMPARE(task.definition.inputs[0].name, std::string("hidden_states"));
     QCOMPARE(task.definition.inputs[2].name, std::string("eps"));
     QVERIFY(task.definition.inputs[2].isScalar());
@@ -91,7 +91,7 @@ void TestTaskLoader::generatorsSatisfyConstraints()
     const Task& task = *result.task;
     InputGenerator gen(task.definition, task.workloads[0], 1234);
     const auto indptr = gen.generate(*task.definition.input("kv_indptr"));
-    QCOMPARE(indptr.elements(), std::size_t { 4 });
+    QCOMPARE(indptr.elements(), std::size_t {4});
     QCOMPARE(indptr.at(0), 0.0);
     QCOMPARE(indptr.at(1), 5.0);
     QCOMPARE(indptr.at(2), 5.0);
@@ -102,7 +102,7 @@ void TestTaskLoader::generatorsSatisfyConstraints()
         QVERIFY(indices.at(i) >= 0 && indices.at(i) < 64);
         distinct.insert(indices.at(i));
     }
-    QCOMPARE(distinct.size(), std::size_t { 12 });
+    QCOMPARE(distinct.size(), std::size_t {12});
 }
 
 void TestTaskLoader::rejectsWorkloads_data()
@@ -167,7 +167,7 @@ void TestTaskLoader::reportsEveryErrorAtOnce()
     const auto result = loadTask(root);
     QVERIFY(!result.task.has_value());
     const std::string all = result.diagnostics.formatAll();
-    for (const char* field : { "axes.m.type", "inputs.a.shape[1]", "inputs.b.dtype", "tolerance.atol" })
+    for (const char* field : {"axes.m.type", "inputs.a.shape[1]", "inputs.b.dtype", "tolerance.atol"})
         QVERIFY2(all.find(std::string("definition.json: ") + field) != std::string::npos, all.c_str());
     QVERIFY2(all.find("reference.cpp") != std::string::npos, all.c_str());
 }

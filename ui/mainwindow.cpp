@@ -34,7 +34,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     m_tasks = new QTableWidget(0, 5, central);
     m_tasks->setObjectName(QStringLiteral("taskTable"));
-    m_tasks->setHorizontalHeaderLabels({ tr("Task"), tr("Operation"), tr("Workloads"), tr("Status"), tr("Folder") });
+    m_tasks->setHorizontalHeaderLabels({tr("Task"), tr("Operation"), tr("Workloads"), tr("Status"), tr("Folder")});
     m_tasks->horizontalHeader()->setStretchLastSection(true);
     m_tasks->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_tasks->setEditTriggers(QAbstractItemView::NoEditTriggers);

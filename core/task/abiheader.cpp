@@ -53,14 +53,14 @@ AbiLayout computeAbiLayout(const Definition& def)
     };
     for (const auto& in : def.inputs) {
         if (in.isScalar())
-            place({ in.name, AbiField::Role::Scalar, in.dtype, 0, 0 }, dtypeSize(in.dtype));
+            place({in.name, AbiField::Role::Scalar, in.dtype, 0, 0}, dtypeSize(in.dtype));
         else
-            place({ in.name, AbiField::Role::Input, in.dtype, 0, 0 }, sizeof(void*));
+            place({in.name, AbiField::Role::Input, in.dtype, 0, 0}, sizeof(void*));
     }
     for (const auto& out : def.outputs)
-        place({ out.name, AbiField::Role::Output, out.dtype, 0, 0 }, sizeof(void*));
+        place({out.name, AbiField::Role::Output, out.dtype, 0, 0}, sizeof(void*));
     for (const auto* axis : def.varAxes())
-        place({ axis->name, AbiField::Role::Axis, DType::Int64, 0, 0 }, sizeof(std::int64_t));
+        place({axis->name, AbiField::Role::Axis, DType::Int64, 0, 0}, sizeof(std::int64_t));
     layout.size = alignUp(offset, maxAlign);
     return layout;
 }

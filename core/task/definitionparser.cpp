@@ -11,11 +11,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, 44> kReservedWords { "auto", "bool", "break", "case", "char", "class", "const",
+constexpr std::array<std::string_view, 44> kReservedWords {"auto", "bool", "break", "case", "char", "class", "const",
     "continue", "default", "delete", "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if",
     "inline", "int", "long", "namespace", "new", "operator", "private", "public", "register", "return", "short",
     "signed", "sizeof", "static", "struct", "switch", "template", "this", "true", "typedef", "union", "unsigned",
-    "void", "while" };
+    "void", "while"};
 
 class DefinitionReader
 {
@@ -116,7 +116,7 @@ private:
                 error(field + ".type", "missing (\"const\" or \"var\")");
                 continue;
             }
-            Axis axis { name, false, 0, {} };
+            Axis axis {name, false, 0, {}};
             const auto type = spec["type"].get<std::string>();
             if (type == "const") {
                 axis.isConst = true;
@@ -305,7 +305,7 @@ private:
             return;
         }
         CostModel model;
-        for (const char* key : { "bytes", "flops" }) {
+        for (const char* key : {"bytes", "flops"}) {
             const std::string field = std::string("cost_model.") + key;
             if (!cm.contains(key)) {
                 error(field, "missing (an expression over the axes)");

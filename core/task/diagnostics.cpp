@@ -16,12 +16,12 @@ std::string TaskIssue::format() const
 
 void Diagnostics::error(std::string file, std::string field, std::string message)
 {
-    m_issues.push_back({ TaskIssue::Severity::Error, std::move(file), std::move(field), std::move(message) });
+    m_issues.push_back({TaskIssue::Severity::Error, std::move(file), std::move(field), std::move(message)});
 }
 
 void Diagnostics::warning(std::string file, std::string field, std::string message)
 {
-    m_issues.push_back({ TaskIssue::Severity::Warning, std::move(file), std::move(field), std::move(message) });
+    m_issues.push_back({TaskIssue::Severity::Warning, std::move(file), std::move(field), std::move(message)});
 }
 
 bool Diagnostics::hasErrors() const

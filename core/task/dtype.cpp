@@ -17,18 +17,18 @@ struct DTypeInfo {
     std::string_view abiType;
 };
 
-constexpr std::array<DTypeInfo, 10> kTypes { {
-    { DType::Float32, "float32", 4, "float" },
-    { DType::Float16, "float16", 2, "ks_f16_t" },
-    { DType::BFloat16, "bfloat16", 2, "ks_bf16_t" },
-    { DType::Float8E4M3, "float8_e4m3fn", 1, "ks_f8e4m3_t" },
-    { DType::Float8E5M2, "float8_e5m2", 1, "ks_f8e5m2_t" },
-    { DType::Int64, "int64", 8, "int64_t" },
-    { DType::Int32, "int32", 4, "int32_t" },
-    { DType::Int16, "int16", 2, "int16_t" },
-    { DType::Int8, "int8", 1, "int8_t" },
-    { DType::Bool, "bool", 1, "bool" },
-} };
+constexpr std::array<DTypeInfo, 10> kTypes {{
+    {DType::Float32, "float32", 4, "float"},
+    {DType::Float16, "float16", 2, "ks_f16_t"},
+    {DType::BFloat16, "bfloat16", 2, "ks_bf16_t"},
+    {DType::Float8E4M3, "float8_e4m3fn", 1, "ks_f8e4m3_t"},
+    {DType::Float8E5M2, "float8_e5m2", 1, "ks_f8e5m2_t"},
+    {DType::Int64, "int64", 8, "int64_t"},
+    {DType::Int32, "int32", 4, "int32_t"},
+    {DType::Int16, "int16", 2, "int16_t"},
+    {DType::Int8, "int8", 1, "int8_t"},
+    {DType::Bool, "bool", 1, "bool"},
+}};
 
 const DTypeInfo& info(DType t)
 {

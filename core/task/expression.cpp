@@ -192,9 +192,9 @@ ExpressionResult evaluateExpression(std::string_view text, const ExpressionLooku
 {
     Parser parser(text, &lookup);
     try {
-        return { parser.parseAll(), {} };
+        return {parser.parseAll(), {}};
     } catch (const ParseError& e) {
-        return { std::nullopt, e.what() };
+        return {std::nullopt, e.what()};
     }
 }
 

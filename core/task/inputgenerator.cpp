@@ -57,13 +57,13 @@ HostTensor InputGenerator::generate(const TensorSpec& spec, std::uint32_t trial)
     t.scalar = spec.isScalar();
     t.shape = shapeOf(spec);
     const std::size_t n = t.elements();
-    t.data.assign(n * dtypeSize(t.dtype), std::byte { 0 });
+    t.data.assign(n * dtypeSize(t.dtype), std::byte {0});
     const auto srcIt = m_workload.inputs.find(spec.name);
     if (srcIt == m_workload.inputs.end())
         return t;
     const InputSource& src = srcIt->second;
     const std::uint64_t key =
-        splitmix(m_seed ^ fnv1a(spec.name, fnv1a(m_workload.uuid)) ^ (std::uint64_t { trial } << 32));
+        splitmix(m_seed ^ fnv1a(spec.name, fnv1a(m_workload.uuid)) ^ (std::uint64_t {trial} << 32));
 
     switch (src.kind) {
     case InputSource::Kind::Scalar:
@@ -141,7 +141,7 @@ std::vector<HostTensor> InputGenerator::allocateOutputs() const
         t.name = spec.name;
         t.dtype = spec.dtype;
         t.shape = shapeOf(spec);
-        t.data.assign(t.elements() * dtypeSize(t.dtype), std::byte { 0 });
+        t.data.assign(t.elements() * dtypeSize(t.dtype), std::byte {0});
         out.push_back(std::move(t));
     }
     return out;

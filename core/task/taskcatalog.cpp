@@ -74,7 +74,7 @@ std::vector<TaskEntry> listTasks()
         std::sort(folders.begin(), folders.end());
         for (const auto& f : folders)
             if (seen.insert(f.filename().string()).second)
-                out.push_back({ f.filename().string(), f });
+                out.push_back({f.filename().string(), f});
     }
     return out;
 }

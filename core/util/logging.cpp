@@ -22,7 +22,7 @@ std::string setupLogging(const LoggingOptions& options)
     auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
     console->set_level(options.verbose ? spdlog::level::debug : spdlog::level::warn);
     console->set_pattern("ksearch: %^%l%$: %v");
-    std::vector<spdlog::sink_ptr> sinks { console };
+    std::vector<spdlog::sink_ptr> sinks {console};
 
     std::string path = options.logFile.empty() ? defaultLogFile() : options.logFile;
     if (path == "-")

@@ -11,7 +11,7 @@ using KsRunFn = int (*)(const void* args, void* workspace, std::size_t workspace
 struct TimedCall {
     int returnCode = 0;
     double deviceMicros = 0.0; // events around the call on the given stream (host: = wall)
-    double wallMicros = 0.0;   // host clock from just before the launch to device idle
+    double wallMicros = 0.0; // host clock from just before the launch to device idle
 };
 
 struct DeviceInfo {
@@ -22,7 +22,8 @@ struct DeviceInfo {
 
 // Memory, cache and launch primitives of one backend. The host backend uses plain memory; the
 // CUDA backend device memory on one non-blocking stream.
-class Backend {
+class Backend
+{
 public:
     virtual ~Backend() = default;
     virtual void* allocate(std::size_t bytes) = 0; // never null for bytes > 0; throws on failure

@@ -12,6 +12,11 @@ namespace {
 
 using Bytes = std::vector<unsigned char>;
 
+std::string resolve(const Job& job, const std::string& file)
+{
+    return !file.empty() && file[0] == '/' ? file : job.dir + "/" + file;
+}
+
 Bytes readFile(const std::string& path, std::size_t expected)
 {
     std::ifstream in(path, std::ios::binary);
@@ -46,7 +51,8 @@ Bytes noise(std::size_t bytes, std::uint64_t seed)
     return data;
 }
 
-class DeviceBuffer {
+class DeviceBuffer
+{
 public:
     DeviceBuffer(Backend& b, std::size_t bytes)
         : m_backend(&b)
@@ -86,7 +92,7 @@ struct InputSet {
 
 struct Outputs {
     std::vector<DeviceBuffer> buffers; // in field order
-    std::vector<DeviceBuffer> noise;   // per output: what it is overwritten with before each call
+    std::vector<DeviceBuffer> noise; // per output: what it is overwritten with before each call
     std::vector<std::string> names;
     std::unique_ptr<DeviceBuffer> workspace;
     std::unique_ptr<DeviceBuffer> workspaceNoise;
@@ -115,7 +121,8 @@ Outputs allocateOutputs(const Job& job, const Call& call, Backend& backend)
     return out;
 }
 
-InputSet uploadInputs(const Job& job, const Call& call, const BufferSet& inputs, const Outputs& outputs, Backend& backend)
+InputSet uploadInputs(
+    const Job& job, const Call& call, const BufferSet& inputs, const Outputs& outputs, Backend& backend)
 {
     InputSet set;
     set.args.assign(job.argsSize, 0);
@@ -125,7 +132,7 @@ InputSet uploadInputs(const Job& job, const Call& call, const BufferSet& inputs,
         switch (field.role) {
         case Field::Role::Input: {
             const Buffer& spec = inputs.at(field.name);
-            Bytes data = readFile(job.dir + "/" + spec.file, spec.bytes);
+            Bytes data = readFile(resolve(job, spec.file), spec.bytes);
             set.buffers.emplace_back(backend, spec.bytes);
             backend.upload(set.buffers.back().get(), data.data(), data.size());
             void* p = set.buffers.back().get();
@@ -135,7 +142,7 @@ InputSet uploadInputs(const Job& job, const Call& call, const BufferSet& inputs,
         }
         case Field::Role::Scalar: {
             const Buffer& spec = inputs.at(field.name);
-            const Bytes data = readFile(job.dir + "/" + spec.file, spec.bytes);
+            const Bytes data = readFile(resolve(job, spec.file), spec.bytes);
             if (data.size() != field.size)
                 throw std::runtime_error("scalar " + field.name + ": size differs from the field");
             std::memcpy(slot, data.data(), field.size);
@@ -218,20 +225,20 @@ double secondsSince(std::chrono::steady_clock::time_point t0)
 // given stream, unless the host clock shows the device busy for noticeably longer than that plus
 // the measured launch overhead: then work went to another stream, and the host-clock figure
 // (less the overhead) is what counts.
-nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsRunFn fn, Outputs& outputs,
-                         std::vector<InputSet>& sets)
+nlohmann::json benchmark(
+    const Job& job, const Call& call, Backend& backend, KsRunFn fn, Outputs& outputs, std::vector<InputSet>& sets)
 {
     const BenchSettings& b = job.bench;
     const double overhead = backend.launchOverheadMicros();
-    nlohmann::json result{{"launch_overhead_us", overhead}};
+    nlohmann::json result {{"launch_overhead_us", overhead}};
 
     const auto warmStart = std::chrono::steady_clock::now();
     int warmupCalls = 0;
     while (warmupCalls < 3 || secondsSince(warmStart) < b.warmupSeconds) {
         poison(outputs, backend);
         const InputSet& set = sets[static_cast<std::size_t>(warmupCalls) % sets.size()];
-        const int rc = backend.run(fn, set.args.data(), outputs.workspace ? outputs.workspace->get() : nullptr,
-                                   call.workspaceBytes);
+        const int rc = backend.run(
+            fn, set.args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
         ++warmupCalls;
         if (rc != 0 || !backend.deviceError().empty()) {
             result["error"] = "warm-up call returned " + std::to_string(rc);
@@ -256,8 +263,8 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
             break;
         poison(outputs, backend);
         backend.flushCaches();
-        const TimedCall t = backend.timedRun(fn, sets[which].args.data(),
-                                             outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
+        const TimedCall t = backend.timedRun(
+            fn, sets[which].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
         if (t.returnCode != 0 || !backend.deviceError().empty()) {
             result["error"] = "timed call " + std::to_string(i) + " returned " + std::to_string(t.returnCode);
             return result;
@@ -293,7 +300,7 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
                 ++i;
                 poison(outputs, backend);
                 backend.run(fn, sets[static_cast<std::size_t>(i) % sets.size()].args.data(),
-                            outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
+                    outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
             }
         }
     }
@@ -301,18 +308,10 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
     for (const auto& set : sets)
         unchanged = unchanged && inputsUnchanged(set, backend);
     const Stats s = statistics(samples);
-    result.update({{"samples_us", samples},
-                   {"device_samples_us", deviceSamples},
-                   {"median_us", s.median},
-                   {"mean_us", s.mean},
-                   {"stdev_us", s.stdev},
-                   {"p25_us", s.p25},
-                   {"p75_us", s.p75},
-                   {"min_us", s.min},
-                   {"side_work_samples", sideWork},
-                   {"stop", stop},
-                   {"loop_seconds", secondsSince(loopStart)},
-                   {"inputs_unchanged", unchanged}});
+    result.update({{"samples_us", samples}, {"device_samples_us", deviceSamples}, {"median_us", s.median},
+        {"mean_us", s.mean}, {"stdev_us", s.stdev}, {"p25_us", s.p25}, {"p75_us", s.p75}, {"min_us", s.min},
+        {"side_work_samples", sideWork}, {"stop", stop}, {"loop_seconds", secondsSince(loopStart)},
+        {"inputs_unchanged", unchanged}});
     return result;
 }
 
@@ -320,15 +319,15 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
 
 nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
 {
-    nlohmann::json result{{"id", call.id}};
+    nlohmann::json result {{"id", call.id}};
     Outputs outputs = allocateOutputs(job, call, backend);
     std::vector<InputSet> sets;
     sets.push_back(uploadInputs(job, call, call.inputs, outputs, backend));
 
     poison(outputs, backend);
     const auto start = std::chrono::steady_clock::now();
-    const int rc = backend.run(fn, sets[0].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr,
-                               call.workspaceBytes);
+    const int rc = backend.run(
+        fn, sets[0].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
     result["return_code"] = rc;
     result["wall_us"] = secondsSince(start) * 1e6;
     if (const std::string err = backend.deviceError(); !err.empty()) {

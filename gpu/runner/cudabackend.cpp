@@ -19,7 +19,8 @@ namespace {
 void check(cudaError_t err, const char* what)
 {
     if (err != cudaSuccess)
-        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+        throw std::runtime_error(
+            std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
 double median(std::vector<double> v)
@@ -28,7 +29,8 @@ double median(std::vector<double> v)
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend
+{
 public:
     CudaBackend()
     {
@@ -77,7 +79,7 @@ public:
     {
         // A persisting access-policy window, or a persisting carve-out, would keep a working set
         // in L2 across the flush: undo whatever the candidate set, then overwrite 2x the L2.
-        cudaStreamAttrValue none{};
+        cudaStreamAttrValue none {};
         none.accessPolicyWindow.num_bytes = 0;
         cudaStreamSetAttribute(m_stream, cudaStreamAttributeAccessPolicyWindow, &none);
         cudaCtxResetPersistingL2Cache();
@@ -112,7 +114,8 @@ public:
             cudaMemsetAsync(scratch, i, 4, m_stream);
             cudaEventRecord(m_end, m_stream);
             cudaDeviceSynchronize();
-            const double wall = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            const double wall =
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
             float ms = 0.0f;
             cudaEventElapsedTime(&ms, m_start, m_end);
             gaps.push_back(wall - static_cast<double>(ms) * 1000.0);
@@ -123,13 +126,13 @@ public:
     DeviceInfo info() override
     {
         DeviceInfo d;
-        cudaDeviceProp p{};
+        cudaDeviceProp p {};
         if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
             d.name = p.name;
         d.l2Bytes = m_l2Bytes;
         // Read + write bandwidth of a large device-to-device copy: the memory roofline that the
         // floor check uses, measured rather than taken from a data sheet.
-        const std::size_t bytes = std::size_t{512} << 20;
+        const std::size_t bytes = std::size_t {512} << 20;
         void* a = allocate(bytes);
         void* b = allocate(bytes);
         double best = 1e30;
@@ -179,7 +182,7 @@ std::unique_ptr<Backend> makeCudaBackend()
 
 std::string probeDevices()
 {
-    nlohmann::json out{{"cuda_runtime", true}, {"devices", nlohmann::json::array()}};
+    nlohmann::json out {{"cuda_runtime", true}, {"devices", nlohmann::json::array()}};
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
@@ -192,18 +195,13 @@ std::string probeDevices()
     out["runtime_version"] = runtimeVersion;
     out["driver_version"] = driverVersion;
     for (int i = 0; i < count; ++i) {
-        cudaDeviceProp p{};
+        cudaDeviceProp p {};
         if (cudaGetDeviceProperties(&p, i) != cudaSuccess)
             continue;
-        out["devices"].push_back({{"index", i},
-                                  {"name", p.name},
-                                  {"major", p.major},
-                                  {"minor", p.minor},
-                                  {"sm_count", p.multiProcessorCount},
-                                  {"l2_bytes", p.l2CacheSize},
-                                  {"persisting_l2_max_bytes", p.persistingL2CacheMaxSize},
-                                  {"memory_bytes", p.totalGlobalMem},
-                                  {"memory_bus_bits", p.memoryBusWidth}});
+        out["devices"].push_back({{"index", i}, {"name", p.name}, {"major", p.major}, {"minor", p.minor},
+            {"sm_count", p.multiProcessorCount}, {"l2_bytes", p.l2CacheSize},
+            {"persisting_l2_max_bytes", p.persistingL2CacheMaxSize}, {"memory_bytes", p.totalGlobalMem},
+            {"memory_bus_bits", p.memoryBusWidth}});
     }
     return out.dump();
 }
@@ -217,9 +215,8 @@ std::unique_ptr<Backend> makeCudaBackend()
 
 std::string probeDevices()
 {
-    return nlohmann::json{{"cuda_runtime", false},
-                          {"devices", nlohmann::json::array()},
-                          {"error", "ksearch-runner was built without the CUDA toolkit"}}
+    return nlohmann::json {{"cuda_runtime", false}, {"devices", nlohmann::json::array()},
+        {"error", "ksearch-runner was built without the CUDA toolkit"}}
         .dump();
 }
 

@@ -14,7 +14,8 @@ double microsSince(std::chrono::steady_clock::time_point t0)
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
-class HostBackend final : public Backend {
+class HostBackend final : public Backend
+{
 public:
     void* allocate(std::size_t bytes) override
     {
@@ -37,7 +38,7 @@ public:
     {
         // Larger than any last-level cache of a workstation CPU.
         if (m_flush.empty())
-            m_flush.resize(std::size_t{64} << 20);
+            m_flush.resize(std::size_t {64} << 20);
         std::memset(m_flush.data(), ++m_flushValue, m_flush.size());
     }
     TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override

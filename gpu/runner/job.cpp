@@ -12,7 +12,7 @@ Buffer readBuffer(const nlohmann::json& j, const std::string& where)
 {
     if (!j.is_object() || !j.contains("file") || !j.contains("bytes"))
         throw std::runtime_error(where + ": needs file and bytes");
-    return { j.at("file").get<std::string>(), j.at("bytes").get<std::size_t>() };
+    return {j.at("file").get<std::string>(), j.at("bytes").get<std::size_t>()};
 }
 
 Field::Role parseRole(const std::string& role)
@@ -49,8 +49,8 @@ Job readJob(const std::string& dir)
         job.symbol = j.value("symbol", std::string("ks_run"));
         job.argsSize = j.at("args_size").get<std::size_t>();
         for (const auto& f : j.at("fields")) {
-            Field field { f.at("name").get<std::string>(), parseRole(f.at("role").get<std::string>()),
-                f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>() };
+            Field field {f.at("name").get<std::string>(), parseRole(f.at("role").get<std::string>()),
+                f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>()};
             if (field.offset + field.size > job.argsSize)
                 throw std::runtime_error("fields." + field.name + ": outside args_size");
             job.fields.push_back(field);
@@ -64,8 +64,22 @@ Job readJob(const std::string& dir)
                 call.outputs[name] = readBuffer(b, "calls." + call.id + ".outputs." + name);
             for (const auto& [name, v] : c.at("axes").items())
                 call.axes[name] = v.get<std::int64_t>();
-            call.workspaceBytes = c.value("workspace_bytes", std::size_t { 0 });
-            call.poisonSeed = c.value("poison_seed", std::uint64_t { 0 });
+            for (const auto& set : c.value("timing_inputs", nlohmann::json::array())) {
+                BufferSet buffers;
+                for (const auto& [name, b] : set.items())
+                    buffers[name] = readBuffer(b, "calls." + call.id + ".timing_inputs." + name);
+                call.timingInputs.push_back(std::move(buffers));
+            }
+            for (const auto& set : c.value("timing_outputs", nlohmann::json::array())) {
+                BufferSet buffers;
+                for (const auto& [name, b] : set.items())
+                    buffers[name] = readBuffer(b, "calls." + call.id + ".timing_outputs." + name);
+                call.timingOutputs.push_back(std::move(buffers));
+            }
+            if (call.timingInputs.size() != call.timingOutputs.size())
+                throw std::runtime_error("calls." + call.id + ": timing_inputs and timing_outputs differ in length");
+            call.workspaceBytes = c.value("workspace_bytes", std::size_t {0});
+            call.poisonSeed = c.value("poison_seed", std::uint64_t {0});
             job.calls.push_back(std::move(call));
         }
         if (j.contains("bench")) {

@@ -27,7 +27,7 @@ struct Buffer {
 using BufferSet = std::map<std::string, Buffer>; // by field name
 
 struct Call {
-    std::string id;   // workload uuid
+    std::string id; // workload uuid
     BufferSet inputs; // the correctness set, scalars included
     BufferSet outputs;
     // Benchmark only: further input sets the timing loop rotates through (all resident, so
@@ -43,8 +43,8 @@ struct BenchSettings {
     bool enabled = false;
     int minSamples = 10;
     int maxSamples = 1000;
-    double maxNoise = 0.005;      // stop when the relative standard error of the mean is below
-    double maxSeconds = 1.0;      // per call: wall time of the timed loop
+    double maxNoise = 0.005; // stop when the relative standard error of the mean is below
+    double maxSeconds = 1.0; // per call: wall time of the timed loop
     double warmupSeconds = 0.025; // at least 3 calls
 };
 

@@ -8,14 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sched.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <iostream>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace {
 
@@ -66,7 +65,7 @@ int runJob(const std::string& dir)
         std::fputs((line.dump() + "\n").c_str(), results);
         std::fflush(results); // each line survives a crash in the next call
     };
-    nlohmann::json env{{"status", "environment"}, {"network_isolated", networkIsolated}};
+    nlohmann::json env {{"status", "environment"}, {"network_isolated", networkIsolated}};
     if (job.bench.enabled) {
         const ksr::DeviceInfo info = backend->info();
         env.update({{"device", info.name}, {"l2_bytes", info.l2Bytes}, {"copy_bandwidth_gbs", info.copyBandwidthGBs}});
@@ -110,7 +109,7 @@ int runJob(const std::string& dir)
 
 int main(int argc, char** argv)
 {
-    const rlimit noCore{0, 0};
+    const rlimit noCore {0, 0};
     setrlimit(RLIMIT_CORE, &noCore); // a crashing candidate must not litter core files
     if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) {
         std::cout << ksr::probeDevices() << "\n";

@@ -1,0 +1,218 @@
+// `ksearch eval`: compile, verify and benchmark one kernel file against a task.
+
+#include "cli.h"
+#include "exitcodes.h"
+
+#include <task/taskcatalog.h>
+
+#include <QCommandLineParser>
+#include <QTemporaryDir>
+#include <QTextStream>
+
+#include <cmath>
+#include <evaluator.h>
+
+namespace ks::cli {
+
+namespace {
+
+QString num(double v, int precision = 2)
+{
+    return QString::number(v, 'f', precision);
+}
+
+QString sci(double v)
+{
+    return QString::number(v, 'g', 3);
+}
+
+void printTable(const Evaluation& e, QTextStream& out)
+{
+    out << QStringLiteral("%1  %2  %3  %4  %5  %6  %7  %8\n")
+               .arg(QStringLiteral("WORKLOAD"), -8)
+               .arg(QStringLiteral("STATUS"), -19)
+               .arg(QStringLiteral("MAX_ABS"), 9)
+               .arg(QStringLiteral("MAX_REL"), 9)
+               .arg(QStringLiteral("LATENCY_US (P25-P75)"), 26)
+               .arg(QStringLiteral("BASELINE_US"), 11)
+               .arg(QStringLiteral("SPEEDUP"), 7)
+               .arg(QStringLiteral("ROOFLINE"), 8);
+    for (const auto& w : e.workloads) {
+        const bool timed = w.latencyMicros > 0;
+        out << QStringLiteral("%1  %2  %3  %4  %5  %6  %7  %8\n")
+                   .arg(QString::fromStdString(w.id.substr(0, 8)), -8)
+                   .arg(QString::fromLatin1(verdictName(w.status).data()), -19)
+                   .arg(sci(w.maxAbsError), 9)
+                   .arg(sci(w.maxRelError), 9)
+                   .arg(timed
+                           ? QStringLiteral("%1 (%2-%3)").arg(num(w.latencyMicros), num(w.p25Micros), num(w.p75Micros))
+                           : QStringLiteral("-"),
+                       26)
+                   .arg(w.baselineLatencyMicros > 0 ? num(w.baselineLatencyMicros) : QStringLiteral("-"), 11)
+                   .arg(w.speedup > 0 ? num(w.speedup) + u'x' : QStringLiteral("-"), 7)
+                   .arg(w.rooflineFraction > 0 ? num(100 * w.rooflineFraction, 1) + u'%' : QStringLiteral("-"), 8);
+    }
+    out << "\n"
+        << QString::fromLatin1(verdictName(e.status).data()) << ": J = " << num(e.score, 1) << "  (latency geomean "
+        << num(e.latencyMicros) << " us, baseline " << num(e.baselineLatencyMicros) << " us";
+    if (!e.device.empty())
+        out << ", " << QString::fromStdString(e.device);
+    out << ")\n";
+    out << "time: compile " << num(e.compileSeconds) << " s" << (e.compileCached ? " (cached)" : "") << ", reference "
+        << num(e.referenceSeconds) << " s, baseline " << num(e.baselineSeconds) << " s, candidate "
+        << num(e.candidateSeconds) << " s (timed loop " << num(e.timedGpuSeconds) << " s), total "
+        << num(e.totalSeconds) << " s\n";
+    if (e.status != Verdict::Passed)
+        out << "\n" << QString::fromStdString(e.log);
+}
+
+} // namespace
+
+int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
+{
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Compile, verify and benchmark a kernel file against a task."));
+    parser.addPositionalArgument(
+        QStringLiteral("file"), QStringLiteral("the kernel source (.cu for cuda, .cpp for host)"));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
+    const QCommandLineOption task(
+        QStringLiteral("task"), QStringLiteral("task name or folder (required)"), QStringLiteral("NAME|PATH"));
+    const QCommandLineOption backend(QStringLiteral("backend"), QStringLiteral("cuda (default) or host"),
+        QStringLiteral("NAME"), QStringLiteral("cuda"));
+    const QCommandLineOption workloads(QStringLiteral("workloads"),
+        QStringLiteral("only these workloads (uuids or unique prefixes)"), QStringLiteral("ID,..."));
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("print one JSON object instead of the table"));
+    const QCommandLineOption repeat(QStringLiteral("repeat"),
+        QStringLiteral("evaluate N times with one evaluator (spread, overhead)"), QStringLiteral("N"),
+        QStringLiteral("1"));
+    const QCommandLineOption seed(
+        QStringLiteral("seed"), QStringLiteral("input seed (default: a random secret)"), QStringLiteral("N"));
+    const QCommandLineOption maxSeconds(QStringLiteral("max-seconds"),
+        QStringLiteral("timing-loop cap per workload (default 1)"), QStringLiteral("S"), QStringLiteral("1"));
+    const QCommandLineOption timeout(QStringLiteral("timeout"),
+        QStringLiteral("hard limit for the candidate's process, seconds"), QStringLiteral("S"));
+    const QCommandLineOption keep(
+        QStringLiteral("keep"), QStringLiteral("keep the scratch folder (runner jobs, inputs)"));
+    parser.addOptions({help, task, backend, workloads, json, repeat, seed, maxSeconds, timeout, keep});
+    if (!parser.parse(arguments)) {
+        err << "ksearch eval: " << parser.errorText() << "\n";
+        return exitcode::InvalidInput;
+    }
+    if (parser.isSet(help)) {
+        out << parser.helpText();
+        return exitcode::Success;
+    }
+    const QStringList pos = parser.positionalArguments();
+    if (!parser.isSet(task) || pos.size() != 1) {
+        err << "ksearch eval: expected --task NAME|PATH and one kernel FILE\nTry 'ksearch eval --help'.\n";
+        return exitcode::InvalidInput;
+    }
+    const auto b = parseBackend(parser.value(backend).toStdString());
+    if (!b) {
+        err << "ksearch eval: --backend: '" << parser.value(backend) << "' is not a backend (cuda or host)\n";
+        return exitcode::InvalidInput;
+    }
+    bool ok = true;
+    const int repeats = parser.value(repeat).toInt(&ok);
+    if (!ok || repeats < 1) {
+        err << "ksearch eval: --repeat: '" << parser.value(repeat) << "' is not a positive integer\n";
+        return exitcode::InvalidInput;
+    }
+    const double capSeconds = parser.value(maxSeconds).toDouble(&ok);
+    if (!ok || capSeconds <= 0) {
+        err << "ksearch eval: --max-seconds: '" << parser.value(maxSeconds) << "' is not a positive number\n";
+        return exitcode::InvalidInput;
+    }
+    const std::filesystem::path file = pos[0].toStdString();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) {
+        err << "ksearch eval: " << pos[0] << ": no such file\n";
+        return exitcode::InvalidInput;
+    }
+    std::string error;
+    const auto dir = resolveTask(parser.value(task).toStdString(), error);
+    if (!dir) {
+        err << "ksearch eval: --task: " << QString::fromStdString(error) << "\n";
+        return exitcode::InvalidInput;
+    }
+    auto loaded = loadTask(*dir);
+    if (!loaded.task) {
+        err << QString::fromStdString(loaded.diagnostics.formatAll());
+        return exitcode::InvalidInput;
+    }
+
+    QTemporaryDir scratch;
+    scratch.setAutoRemove(!parser.isSet(keep));
+    EvaluatorSettings settings;
+    settings.backend = *b;
+    settings.workDir = scratch.path().toStdString();
+    settings.bench.maxSeconds = capSeconds;
+    if (parser.isSet(seed))
+        settings.seed = parser.value(seed).toULongLong();
+    if (parser.isSet(timeout))
+        settings.runTimeout = std::chrono::milliseconds(static_cast<long>(parser.value(timeout).toDouble() * 1000));
+    for (const QString& id : parser.value(workloads).split(u',', Qt::SkipEmptyParts))
+        settings.workloadIds.push_back(id.trimmed().toStdString());
+    for (const auto& id : settings.workloadIds)
+        if (!loaded.task->workload(id)) {
+            err << "ksearch eval: --workloads: no workload '" << QString::fromStdString(id) << "' in "
+                << QString::fromStdString(loaded.task->definition.name) << " (or the prefix is ambiguous)\n";
+            return exitcode::InvalidInput;
+        }
+    Evaluator evaluator(std::move(*loaded.task), settings);
+    if (const auto problem = evaluator.environmentProblem()) {
+        err << "ksearch eval: the " << parser.value(backend)
+            << " backend is not available: " << QString::fromStdString(*problem) << "\n";
+        return exitcode::Environment;
+    }
+
+    std::vector<Evaluation> runs;
+    for (int i = 0; i < repeats; ++i) {
+        runs.push_back(evaluator.evaluate(file));
+        if (!parser.isSet(json) && repeats > 1)
+            err << "run " << (i + 1) << "/" << repeats << ": "
+                << QString::fromLatin1(verdictName(runs.back().status).data()) << " J=" << num(runs.back().score, 1)
+                << " latency " << num(runs.back().latencyMicros, 3) << " us, " << num(runs.back().totalSeconds)
+                << " s\n";
+    }
+    const Evaluation& last = runs.back();
+    if (last.log.find("the task could not be prepared") != std::string::npos) {
+        err << "ksearch eval: " << QString::fromStdString(last.log);
+        return exitcode::InvalidInput;
+    }
+    // Repeats after the first reuse the compiled kernel, expected outputs and baseline: their
+    // spread is the measurement's, and what they spend beyond the timed loop is the overhead.
+    nlohmann::json summary;
+    if (repeats > 1) {
+        double mean = 0, sq = 0, overhead = 0;
+        for (const auto& r : runs)
+            mean += r.latencyMicros;
+        mean /= repeats;
+        for (const auto& r : runs)
+            sq += (r.latencyMicros - mean) * (r.latencyMicros - mean);
+        const double cv = mean > 0 ? std::sqrt(sq / (repeats - 1)) / mean : 0.0;
+        for (std::size_t i = 1; i < runs.size(); ++i)
+            overhead += runs[i].totalSeconds - runs[i].compileSeconds - runs[i].timedGpuSeconds;
+        overhead /= static_cast<double>(runs.size() - 1);
+        summary = {{"runs", repeats}, {"latency_mean_us", mean}, {"latency_cv", cv},
+            {"overhead_seconds_per_candidate", overhead}};
+        if (!parser.isSet(json))
+            out << "repeats: " << repeats << ", latency mean " << num(mean, 3) << " us, CV " << num(100 * cv, 3)
+                << "%, evaluator overhead per candidate " << num(overhead, 3) << " s (repeats 2.." << repeats << ")\n";
+    }
+    if (parser.isSet(json)) {
+        nlohmann::json j = toJson(last);
+        if (repeats > 1)
+            j["repeats"] = summary;
+        out << QString::fromStdString(j.dump(2)) << "\n";
+    } else {
+        printTable(last, out);
+    }
+    if (parser.isSet(keep))
+        err << "scratch folder kept: " << scratch.path() << "\n";
+    return exitcode::Success;
+}
+
+} // namespace ks::cli

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ks {
+
+// FlashInfer-Bench's status names, plus REJECTED: a cheat or a physically impossible timing.
+enum class Verdict { Passed, IncorrectNumerical, IncorrectShape, RuntimeError, CompileError, Timeout, Rejected };
+
+std::string_view verdictName(Verdict v);
+
+struct WorkloadEvaluation {
+    std::string id;
+    Verdict status = Verdict::RuntimeError;
+    std::string message; // why it did not pass, short enough for an LLM prompt
+    double maxAbsError = 0.0, maxRelError = 0.0;
+    double latencyMicros = 0.0; // median of the timed samples
+    double p25Micros = 0.0, p75Micros = 0.0;
+    int samples = 0;
+    int sideWorkSamples = 0;
+    double baselineLatencyMicros = 0.0;
+    double speedup = 0.0; // baseline / candidate
+    double floorMicros = 0.0; // roofline floor from the cost model; 0 when unknown
+    double rooflineFraction = 0.0; // floor / latency
+};
+
+struct KernelResourceUsage {
+    std::string kernel;
+    int registers = 0;
+    long sharedBytes = 0, spillBytes = 0;
+};
+
+// The observation o = (s, p, m) of one candidate.
+struct Evaluation {
+    Verdict status = Verdict::CompileError;
+    double score = 0.0; // J = s * p_ref / p * 100
+    double latencyMicros = 0.0; // geometric mean over workloads
+    double baselineLatencyMicros = 0.0; // geometric mean over the same workloads
+    std::string log; // compile errors, mismatch details, resource usage
+    std::vector<WorkloadEvaluation> workloads;
+    std::vector<KernelResourceUsage> resources;
+    std::string device;
+    double copyBandwidthGBs = 0.0;
+    bool compileCached = false;
+    // Where the time went, in seconds.
+    double compileSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0, candidateSeconds = 0.0;
+    double timedGpuSeconds = 0.0; // sum of the candidate's timed samples and warm-up estimate
+    double totalSeconds = 0.0;
+};
+
+nlohmann::json toJson(const Evaluation& e);
+
+} // namespace ks

@@ -1,0 +1,486 @@
+#include "evaluator.h"
+
+#include "subprocess.h"
+
+#include <task/abiheader.h>
+#include <task/comparison.h>
+#include <task/inputgenerator.h>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+namespace ks {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One queue per device: only one job runs kernels on it at a time, so timings never overlap.
+std::mutex& deviceLock(Backend b)
+{
+    static std::mutex host, cuda;
+    return b == Backend::Cuda ? cuda : host;
+}
+
+// Generous upper bound of a Hopper GPU's dense arithmetic rate (fp8 tensor cores): only a
+// compute floor that no kernel of any precision can beat.
+constexpr double kPeakFlopsCuda = 2.0e15;
+
+double secondsSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string shortId(const std::string& id)
+{
+    return id.substr(0, 8);
+}
+
+std::string fmt(double v, int precision = 3)
+{
+    std::ostringstream s;
+    s.precision(precision);
+    s << std::fixed << v;
+    return s.str();
+}
+
+std::size_t bytesOf(const std::vector<HostTensor>& tensors)
+{
+    std::size_t n = 0;
+    for (const auto& t : tensors)
+        n += t.data.size();
+    return n;
+}
+
+// The verdict of a runner outcome that did not complete normally, or nullopt when it did.
+std::optional<std::pair<Verdict, std::string>> failureOf(const RunnerCallOutcome& o)
+{
+    using S = RunnerCallOutcome::Status;
+    switch (o.status) {
+    case S::Ok:
+        return std::nullopt;
+    case S::TimedOut:
+        return std::pair {Verdict::Timeout, o.message};
+    case S::KernelError:
+        return std::pair {
+            Verdict::RuntimeError, o.message.empty() ? "ks_run returned " + std::to_string(o.returnCode) : o.message};
+    case S::DeviceError:
+        return std::pair {Verdict::RuntimeError, "CUDA error: " + o.message};
+    case S::Crashed:
+        return std::pair {Verdict::RuntimeError, o.message};
+    case S::HarnessError:
+        return std::pair {Verdict::RuntimeError, "harness: " + o.message};
+    case S::NotRun:
+        return std::pair {Verdict::RuntimeError, "not run: the runner stopped at an earlier workload"};
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+double geometricMean(const std::vector<double>& values)
+{
+    if (values.empty())
+        return 0.0;
+    double logSum = 0.0;
+    for (const double v : values) {
+        if (!(v > 0.0))
+            return 0.0;
+        logSum += std::log(v);
+    }
+    return std::exp(logSum / static_cast<double>(values.size()));
+}
+
+struct Evaluator::WorkloadData {
+    const Workload* workload = nullptr;
+    std::vector<std::vector<HostTensor>> inputSets; // [0]: correctness; [1..]: timing rotation
+    std::vector<std::vector<HostTensor>> expected; // per input set
+    std::vector<HostTensor> outputTemplate;
+    std::int64_t workspaceBytes = 0;
+    double bytes = 0, flops = 0;
+    bool gpuReference = false;
+    double baselineMicros = 0.0;
+};
+
+Evaluator::Evaluator(Task task, EvaluatorSettings settings)
+    : m_task(std::move(task))
+    , m_settings(std::move(settings))
+    , m_cache(m_settings.cacheDir.empty() ? defaultCompileCacheDir() : m_settings.cacheDir)
+{
+    if (m_settings.seed == 0)
+        m_settings.seed = (static_cast<std::uint64_t>(std::random_device {}()) << 32) ^ std::random_device {}();
+    std::error_code ec;
+    fs::create_directories(m_settings.workDir, ec);
+}
+
+Evaluator::~Evaluator() = default;
+
+std::optional<std::string> Evaluator::environmentProblem()
+{
+    SubprocessRequest req;
+    req.environment = scrubbedEnvironment();
+    req.timeout = std::chrono::seconds(60);
+    if (m_settings.backend == Backend::Cuda) {
+        if (!fs::exists(nvccPath()) && nvccPath().find('/') != std::string::npos)
+            return "nvcc not found at " + nvccPath() + " (install the CUDA toolkit or set KSEARCH_NVCC)";
+        req.argv = {runnerPath().string(), "--probe"};
+        const auto r = runSubprocess(req);
+        if (!r.succeeded())
+            return "cannot run " + runnerPath().string() + ": " + r.describeExit();
+        try {
+            const auto probe = nlohmann::json::parse(r.out);
+            if (probe.value("devices", nlohmann::json::array()).empty())
+                return "no CUDA device: " + probe.value("error", std::string("none visible"));
+            m_device = probe["devices"][0].value("name", std::string());
+        } catch (const nlohmann::json::exception& e) {
+            return std::string("unreadable device probe: ") + e.what();
+        }
+    } else {
+        req.argv = {hostCompiler(), "--version"};
+        if (!runSubprocess(req).succeeded())
+            return "host compiler '" + hostCompiler() + "' not found (set KSEARCH_CXX)";
+    }
+    return std::nullopt;
+}
+
+RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, bool bench) const
+{
+    RunnerJob job;
+    job.backend = m_settings.backend;
+    job.library = library;
+    job.layout = computeAbiLayout(m_task.definition);
+    job.jobDir = m_settings.workDir / name;
+    job.sharedInputDir = m_settings.workDir / "inputs";
+    job.bench = m_settings.bench;
+    job.bench.enabled = bench;
+    for (const auto& w : m_workloads) {
+        RunnerCall call;
+        call.id = w->workload->uuid;
+        call.inputs = w->inputSets[0];
+        if (bench)
+            call.timingInputs.assign(w->inputSets.begin() + 1, w->inputSets.end());
+        call.outputs = w->outputTemplate;
+        call.axes = w->workload->axes;
+        call.workspaceBytes = w->workspaceBytes;
+        call.poisonSeed = m_settings.seed ^ std::hash<std::string> {}(name + call.id);
+        job.calls.push_back(std::move(call));
+    }
+    const auto perWorkload =
+        std::chrono::milliseconds(static_cast<long>((m_settings.bench.maxSeconds * 3 + 10) * 1000));
+    job.timeout = m_settings.runTimeout.count() > 0
+        ? m_settings.runTimeout
+        : std::chrono::milliseconds(30000) + perWorkload * static_cast<long>(m_workloads.size());
+    return job;
+}
+
+bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, const CompileCache::Result* gpuReference,
+    const CompileCache::Result* baseline)
+{
+    const Definition& def = m_task.definition;
+    std::vector<const Workload*> chosen;
+    if (m_settings.workloadIds.empty()) {
+        for (const auto& w : m_task.workloads)
+            chosen.push_back(&w);
+    } else {
+        for (const auto& id : m_settings.workloadIds) {
+            const Workload* w = m_task.workload(id);
+            if (!w) {
+                m_prepareError = "no workload '" + id + "' in " + def.name + " (or the prefix is ambiguous)";
+                return false;
+            }
+            chosen.push_back(w);
+        }
+    }
+    for (const Workload* w : chosen) {
+        auto data = std::make_unique<WorkloadData>();
+        data->workload = w;
+        InputGenerator gen(def, *w, m_settings.seed);
+        data->inputSets.push_back(gen.generateInputs(0));
+        const std::size_t setBytes = bytesOf(data->inputSets[0]);
+        const int sets = std::max(1,
+            setBytes * static_cast<std::size_t>(m_settings.timingSets) > m_settings.maxTimingBytes
+                ? 1
+                : m_settings.timingSets);
+        for (int k = 1; k <= sets; ++k)
+            data->inputSets.push_back(gen.generateInputs(static_cast<std::uint32_t>(k)));
+        data->outputTemplate = gen.allocateOutputs();
+        data->workspaceBytes = gen.workspaceBytes();
+        if (def.costModel) {
+            data->bytes = evaluateAxisExpression(def.costModel->bytes, *w).value_or(0);
+            data->flops = evaluateAxisExpression(def.costModel->flops, *w).value_or(0);
+        }
+        data->gpuReference =
+            gpuReference && m_settings.backend == Backend::Cuda && setBytes > m_settings.gpuReferenceBytes;
+        data->expected.resize(data->inputSets.size());
+        m_workloads.push_back(std::move(data));
+    }
+
+    // Expected outputs: one call per (workload, input set), in a runner of their own.
+    const auto refStart = std::chrono::steady_clock::now();
+    for (const bool onGpu : {false, true}) {
+        const CompileCache::Result* lib = onGpu ? gpuReference : reference;
+        RunnerJob job = makeJob(lib ? lib->compile.library : fs::path(), onGpu ? "reference-gpu" : "reference", false);
+        job.backend = onGpu ? Backend::Cuda : Backend::Host;
+        job.calls.clear();
+        std::vector<std::pair<WorkloadData*, std::size_t>> where;
+        for (auto& w : m_workloads) {
+            if (w->gpuReference != onGpu)
+                continue;
+            for (std::size_t k = 0; k < w->inputSets.size(); ++k) {
+                RunnerCall call;
+                call.id = w->workload->uuid + "#" + std::to_string(k);
+                call.inputs = w->inputSets[k];
+                call.outputs = w->outputTemplate;
+                call.axes = w->workload->axes;
+                call.workspaceBytes = w->workspaceBytes;
+                call.poisonSeed = m_settings.seed + k;
+                job.calls.push_back(std::move(call));
+                where.emplace_back(w.get(), k);
+            }
+        }
+        if (job.calls.empty())
+            continue;
+        job.timeout = std::chrono::minutes(10);
+        RunnerJobResult r;
+        {
+            std::lock_guard lock(deviceLock(job.backend));
+            r = runRunnerJob(job);
+        }
+        const std::string label = onGpu ? "reference.cu" : "reference.cpp";
+        if (!r.loadError.empty()) {
+            m_prepareError = label + ": " + r.loadError;
+            return false;
+        }
+        for (std::size_t i = 0; i < where.size(); ++i) {
+            if (const auto failure = failureOf(r.calls[i])) {
+                m_prepareError =
+                    label + " failed on workload " + where[i].first->workload->uuid + ": " + failure->second;
+                return false;
+            }
+            where[i].first->expected[where[i].second] = std::move(r.calls[i].outputs);
+        }
+    }
+    m_referenceSeconds = secondsSince(refStart);
+
+    // The baseline is timed once, in the same way as every candidate after it.
+    const auto baseStart = std::chrono::steady_clock::now();
+    if (baseline) {
+        RunnerJob job = makeJob(baseline->compile.library, "baseline", true);
+        RunnerJobResult r;
+        {
+            std::lock_guard lock(deviceLock(job.backend));
+            r = runRunnerJob(job);
+        }
+        m_copyBandwidthGBs = r.environment.copyBandwidthGBs;
+        if (!r.environment.device.empty())
+            m_device = r.environment.device;
+        for (std::size_t i = 0; i < m_workloads.size(); ++i) {
+            auto& w = *m_workloads[i];
+            const auto& o = r.calls[i];
+            if (const auto failure = failureOf(o)) {
+                e.log += "baseline failed on workload " + shortId(w.workload->uuid) + ": " + failure->second + "\n";
+                continue;
+            }
+            const auto c = compareOutput(o.outputs.at(0), w.expected[0].at(0), def.tolerance);
+            if (!c.passed)
+                e.log += "baseline disagrees with the reference on workload " + shortId(w.workload->uuid) + ": "
+                    + describeComparison(c) + "\n";
+            w.baselineMicros = o.bench.medianMicros;
+        }
+    }
+    m_baselineSeconds = secondsSince(baseStart);
+    m_prepared = true;
+    return true;
+}
+
+Evaluation Evaluator::evaluate(const fs::path& source)
+{
+    const auto start = std::chrono::steady_clock::now();
+    Evaluation e;
+    const std::string header = generateAbiHeader(m_task.definition);
+    auto request = [&](const fs::path& src, Backend b, std::vector<std::string> flags) {
+        CompileRequest r;
+        r.backend = b;
+        r.source = src;
+        r.abiHeader = header;
+        r.cudaArch = m_settings.cudaArch;
+        r.extraFlags = std::move(flags);
+        r.timeout = m_settings.compileTimeout;
+        return r;
+    };
+    // The candidate and, the first time, the reference(s) and baseline compile side by side.
+    std::vector<CompileRequest> requests {request(source, m_settings.backend, m_settings.extraFlags)};
+    int refIndex = -1, gpuRefIndex = -1, baseIndex = -1;
+    if (!m_prepared) {
+        refIndex = static_cast<int>(requests.size());
+        requests.push_back(request(m_task.files.referenceCpp, Backend::Host, {}));
+        if (m_settings.backend == Backend::Cuda && m_task.files.referenceCu) {
+            gpuRefIndex = static_cast<int>(requests.size());
+            requests.push_back(request(*m_task.files.referenceCu, Backend::Cuda, {}));
+        }
+        const auto& baselineFile =
+            m_settings.backend == Backend::Cuda ? m_task.files.baselineCu : m_task.files.baselineCpp;
+        const auto fallback =
+            m_settings.backend == Backend::Cuda ? m_task.files.referenceCu : std::optional(m_task.files.referenceCpp);
+        if (baselineFile || fallback) {
+            baseIndex = static_cast<int>(requests.size());
+            requests.push_back(request(baselineFile ? *baselineFile : *fallback, m_settings.backend, {}));
+            if (!baselineFile)
+                e.log += "no baseline for this backend: the reference is timed as the baseline\n";
+        }
+    }
+    const auto compileStart = std::chrono::steady_clock::now();
+    const auto compiled = m_cache.compileAll(requests);
+    e.compileSeconds = secondsSince(compileStart);
+    const CompileCache::Result& candidate = compiled[0];
+    e.compileCached = candidate.cached;
+    for (const auto& k : candidate.compile.resources)
+        e.resources.push_back({k.kernel, k.registers, k.sharedBytes, k.spillStoreBytes + k.spillLoadBytes});
+
+    if (!m_prepared) {
+        for (const int i : {refIndex, gpuRefIndex, baseIndex})
+            if (i >= 0 && !compiled[static_cast<std::size_t>(i)].compile.ok)
+                m_prepareError = requests[static_cast<std::size_t>(i)].source.string() + ": does not compile:\n"
+                    + compiled[static_cast<std::size_t>(i)].compile.log;
+        auto at = [&](int i) { return i >= 0 ? &compiled[static_cast<std::size_t>(i)] : nullptr; };
+        if (m_prepareError.empty())
+            prepare(e, at(refIndex), at(gpuRefIndex), at(baseIndex));
+    }
+    e.referenceSeconds = m_referenceSeconds;
+    e.baselineSeconds = m_baselineSeconds;
+    e.device = m_device;
+    e.copyBandwidthGBs = m_copyBandwidthGBs;
+    if (!m_prepared) {
+        e.status = Verdict::RuntimeError;
+        e.log += "the task could not be prepared: " + m_prepareError + "\n";
+        e.totalSeconds = secondsSince(start);
+        return e;
+    }
+    if (!candidate.compile.ok) {
+        e.status = Verdict::CompileError;
+        e.log += candidate.compile.log;
+        e.totalSeconds = secondsSince(start);
+        return e;
+    }
+    const auto runStart = std::chrono::steady_clock::now();
+    RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true);
+    RunnerJobResult run;
+    {
+        std::lock_guard lock(deviceLock(job.backend));
+        run = runRunnerJob(job);
+    }
+    e.candidateSeconds = secondsSince(runStart);
+    if (run.environment.copyBandwidthGBs > 0)
+        e.copyBandwidthGBs = run.environment.copyBandwidthGBs;
+    if (!run.environment.device.empty())
+        e.device = run.environment.device;
+    judge(e, run);
+    e.totalSeconds = secondsSince(start);
+    spdlog::debug("evaluated {}: {} J={:.1f} in {:.2f} s (compile {:.2f} s, run {:.2f} s)", source.string(),
+        verdictName(e.status), e.score, e.totalSeconds, e.compileSeconds, e.candidateSeconds);
+    return e;
+}
+
+void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
+{
+    const Tolerance& tol = m_task.definition.tolerance;
+    if (!run.loadError.empty()) {
+        e.status = Verdict::RuntimeError;
+        e.log += "cannot load the kernel: " + run.loadError + "\n";
+        return;
+    }
+    std::vector<double> latencies, baselines;
+    bool allPassed = true;
+    for (std::size_t i = 0; i < m_workloads.size(); ++i) {
+        const WorkloadData& w = *m_workloads[i];
+        const RunnerCallOutcome& o = run.calls[i];
+        WorkloadEvaluation r;
+        r.id = w.workload->uuid;
+        r.baselineLatencyMicros = w.baselineMicros;
+        const double bandwidth = run.environment.copyBandwidthGBs;
+        if (m_settings.backend == Backend::Cuda && bandwidth > 0)
+            r.floorMicros = std::max(w.bytes / (bandwidth * 1e9), w.flops / kPeakFlopsCuda) * 1e6;
+        auto fail = [&](Verdict v, const std::string& why) {
+            r.status = v;
+            r.message = why;
+        };
+        if (const auto failure = failureOf(o)) {
+            fail(failure->first, failure->second);
+        } else if (!o.inputsUnchanged || !o.bench.inputsUnchanged) {
+            fail(Verdict::Rejected, "modified its inputs (inputs are read-only)");
+        } else {
+            r.status = Verdict::Passed;
+            for (std::size_t k = 0; k < o.outputs.size(); ++k) {
+                const auto c = compareOutput(o.outputs[k], w.expected[0][k], tol);
+                r.maxAbsError = std::max(r.maxAbsError, c.maxAbsError);
+                r.maxRelError = std::max(r.maxRelError, c.maxRelError);
+                if (!c.passed && r.status == Verdict::Passed)
+                    fail(
+                        c.shapeMismatch ? Verdict::IncorrectShape : Verdict::IncorrectNumerical, describeComparison(c));
+            }
+            // Outputs of timed calls, on their own inputs: catches cached, stale or deferred results.
+            for (std::size_t s = 0; s < o.timingOutputs.size() && r.status == Verdict::Passed; ++s)
+                for (std::size_t k = 0; k < o.timingOutputs[s].size(); ++k) {
+                    const auto c = compareOutput(o.timingOutputs[s][k], w.expected[s + 1][k], tol);
+                    if (!c.passed) {
+                        fail(Verdict::IncorrectNumerical,
+                            "correct on the first call but wrong inside the timing loop (input set "
+                                + std::to_string(s + 1) + "): " + describeComparison(c)
+                                + " -- results must not be cached or deferred");
+                        break;
+                    }
+                }
+            r.latencyMicros = o.bench.medianMicros;
+            r.p25Micros = o.bench.p25Micros;
+            r.p75Micros = o.bench.p75Micros;
+            r.samples = static_cast<int>(o.bench.samplesMicros.size());
+            r.sideWorkSamples = o.bench.sideWorkSamples;
+            e.timedGpuSeconds += o.bench.loopSeconds;
+            if (r.status == Verdict::Passed && r.floorMicros > 0
+                && r.latencyMicros < m_settings.floorSlack * r.floorMicros)
+                fail(Verdict::Rejected,
+                    "median " + fmt(r.latencyMicros) + " us is below the physical floor of " + fmt(r.floorMicros)
+                        + " us (cost model at the measured bandwidth): a measurement error or a cheat");
+            if (r.latencyMicros > 0) {
+                r.speedup = r.baselineLatencyMicros > 0 ? r.baselineLatencyMicros / r.latencyMicros : 0.0;
+                r.rooflineFraction = r.floorMicros > 0 ? r.floorMicros / r.latencyMicros : 0.0;
+            }
+        }
+        if (r.status != Verdict::Passed && allPassed) {
+            e.status = r.status;
+            allPassed = false;
+        }
+        latencies.push_back(r.latencyMicros);
+        baselines.push_back(r.baselineLatencyMicros);
+        e.workloads.push_back(std::move(r));
+    }
+    e.latencyMicros = allPassed ? geometricMean(latencies) : 0.0;
+    e.baselineLatencyMicros = geometricMean(baselines);
+    if (allPassed) {
+        e.status = Verdict::Passed;
+        e.score = e.latencyMicros > 0 && e.baselineLatencyMicros > 0 ? 100.0 * e.baselineLatencyMicros / e.latencyMicros
+                                                                     : 0.0;
+    }
+    // The log is what the code policy reads next: failures first, then the per-workload numbers.
+    std::string failures, table;
+    for (const auto& r : e.workloads) {
+        if (r.status != Verdict::Passed)
+            failures += "workload " + shortId(r.id) + ": " + std::string(verdictName(r.status)) + ": "
+                + r.message.substr(0, 600) + "\n";
+        else
+            table += "workload " + shortId(r.id) + ": " + fmt(r.latencyMicros) + " us (baseline "
+                + fmt(r.baselineLatencyMicros) + " us, speedup " + fmt(r.speedup, 2) + "x"
+                + (r.floorMicros > 0 ? ", " + fmt(100 * r.rooflineFraction, 1) + "% of roofline" : "") + ")\n";
+    }
+    e.log += failures + table;
+    for (const auto& k : e.resources)
+        e.log += "kernel " + k.kernel.substr(0, 60) + ": " + std::to_string(k.registers) + " registers, "
+            + std::to_string(k.sharedBytes) + " B shared, " + std::to_string(k.spillBytes) + " B spilled\n";
+}
+
+} // namespace ks

@@ -1,0 +1,77 @@
+#pragma once
+
+#include "compilecache.h"
+#include "compiler.h"
+#include "runnerclient.h"
+
+#include <task/evaluation.h>
+#include <task/hosttensor.h>
+#include <task/task.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+struct EvaluatorSettings {
+    Backend backend = Backend::Host;
+    std::string cudaArch = "90a";
+    std::uint64_t seed = 0; // the per-search secret for inputs; 0: drawn at random
+    std::filesystem::path workDir; // scratch: runner jobs and input files
+    std::filesystem::path cacheDir; // compile cache; empty: defaultCompileCacheDir()
+    std::vector<std::string> workloadIds; // empty: every workload of the task
+    RunnerBenchSettings bench {true, 10, 1000, 0.005, 1.0, 0.025};
+    int timingSets = 2; // input sets the timing loop rotates through
+    std::size_t maxTimingBytes = std::size_t {1} << 30; // inputs of all timing sets of one workload
+    std::chrono::milliseconds compileTimeout {std::chrono::minutes(3)};
+    std::chrono::milliseconds runTimeout {0}; // candidate's runner; 0: derived from the workloads
+    double floorSlack = 0.8; // reject latencies below this fraction of the roofline floor
+    std::size_t gpuReferenceBytes = std::size_t {16} << 20; // larger workloads use reference.cu on the GPU
+    std::vector<std::string> extraFlags; // compiler flags for candidates
+};
+
+// Compiles, verifies and benchmarks candidates of one task. The expected outputs and the
+// baseline's latencies are computed once, on first use, and reused for every later candidate
+// (same secret seed, same inputs). Blocking: use it from a worker thread. Runner jobs that
+// execute kernels take a per-device lock, so evaluators on several threads share one GPU queue.
+class Evaluator
+{
+public:
+    Evaluator(Task task, EvaluatorSettings settings);
+    ~Evaluator();
+
+    Evaluation evaluate(const std::filesystem::path& source);
+
+    // Why the environment cannot evaluate on this backend (no CUDA device, no compiler), if so.
+    std::optional<std::string> environmentProblem();
+    const Task& task() const { return m_task; }
+    const EvaluatorSettings& settings() const { return m_settings; }
+
+private:
+    struct WorkloadData;
+    bool prepare(Evaluation& e, const CompileCache::Result* reference, const CompileCache::Result* gpuReference,
+        const CompileCache::Result* baseline);
+    RunnerJob makeJob(const std::filesystem::path& library, const std::string& name, bool bench) const;
+    void judge(Evaluation& e, const RunnerJobResult& run) const;
+
+    Task m_task;
+    EvaluatorSettings m_settings;
+    CompileCache m_cache;
+    std::vector<std::unique_ptr<WorkloadData>> m_workloads;
+    bool m_prepared = false;
+    std::string m_prepareError;
+    double m_referenceSeconds = 0.0, m_baselineSeconds = 0.0;
+    double m_copyBandwidthGBs = 0.0;
+    std::string m_device;
+    int m_jobCounter = 0;
+};
+
+// Geometric mean of positive values (0 when any is not positive).
+double geometricMean(const std::vector<double>& values);
+
+} // namespace ks
