@@ -86,7 +86,7 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
     result.key = hash.result().toHex().left(32).toStdString();
 
     const fs::path entry = m_dir / result.key;
-    const fs::path library = entry / (request.source.stem().string() + ".so");
+    const fs::path library = entry / "kernel.so"; // identical sources share one entry, whatever their names
     const fs::path meta = entry / "compile.json";
     std::error_code ec;
     if (fs::exists(library, ec) && fs::exists(meta, ec)) {
@@ -121,6 +121,7 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
     for (const auto& k : result.compile.resources)
         m["resources"].push_back({{"kernel", k.kernel}, {"registers", k.registers}, {"shared", k.sharedBytes},
             {"stack", k.stackBytes}, {"spill_stores", k.spillStoreBytes}, {"spill_loads", k.spillLoadBytes}});
+    fs::rename(result.compile.library, staging / "kernel.so", ec);
     std::ofstream(staging / "compile.json") << m.dump();
     fs::create_directories(m_dir, ec);
     fs::rename(staging, entry, ec);

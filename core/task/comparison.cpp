@@ -1,6 +1,9 @@
 #include "comparison.h"
 
+#include <util/parallel.h>
+
 #include <cmath>
+#include <vector>
 #include <sstream>
 
 namespace ks {
@@ -15,33 +18,55 @@ OutputComparison compareOutput(const HostTensor& actual, const HostTensor& expec
         c.shapeMismatch = true;
         return c;
     }
-    double worstAbs = -1.0;
-    for (std::size_t i = 0; i < c.total; ++i) {
-        const double x = actual.at(i);
-        const double y = expected.at(i);
-        if (!std::isfinite(x)) {
-            // A non-finite expected value only matches the same non-finite value (e.g. lse = -inf
-            // for an empty sequence); a NaN never matches.
-            const bool same = !std::isnan(x) && !std::isnan(y) && x == y;
-            if (same)
-                ++c.matched;
-            else
-                ++c.nonFinite;
-            continue;
+    // Chunks are compared in parallel and merged in chunk order: the result does not depend on
+    // the thread count.
+    struct Partial {
+        std::size_t matched = 0, nonFinite = 0, worstIndex = 0;
+        double maxAbs = 0, maxRel = 0, worstAbs = -1, worstActual = 0, worstExpected = 0;
+    };
+    std::vector<Partial> partials(parallelChunkCount(c.total));
+    const std::size_t chunk = (c.total + partials.size() - 1) / std::max<std::size_t>(1, partials.size());
+    parallelChunks(c.total, [&](std::size_t begin, std::size_t end, std::size_t) {
+        Partial& p = partials[begin / std::max<std::size_t>(1, chunk)];
+        for (std::size_t i = begin; i < end; ++i) {
+            const double x = actual.at(i);
+            const double y = expected.at(i);
+            if (!std::isfinite(x)) {
+                // A non-finite expected value only matches the same non-finite value (e.g. lse = -inf
+                // for an empty sequence); a NaN never matches.
+                if (!std::isnan(x) && !std::isnan(y) && x == y)
+                    ++p.matched;
+                else
+                    ++p.nonFinite;
+                continue;
+            }
+            if (!std::isfinite(y))
+                continue; // finite where the reference is not: a mismatch
+            const double abs = std::fabs(x - y);
+            const double rel = abs / (std::fabs(y) + 1e-8);
+            p.maxAbs = std::max(p.maxAbs, abs);
+            p.maxRel = std::max(p.maxRel, rel);
+            if (!(abs > tolerance.atol && rel > tolerance.rtol))
+                ++p.matched;
+            if (abs > p.worstAbs) {
+                p.worstAbs = abs;
+                p.worstIndex = i;
+                p.worstActual = x;
+                p.worstExpected = y;
+            }
         }
-        if (!std::isfinite(y))
-            continue; // finite where the reference is not: a mismatch
-        const double abs = std::fabs(x - y);
-        const double rel = abs / (std::fabs(y) + 1e-8);
-        c.maxAbsError = std::max(c.maxAbsError, abs);
-        c.maxRelError = std::max(c.maxRelError, rel);
-        if (!(abs > tolerance.atol && rel > tolerance.rtol))
-            ++c.matched;
-        if (abs > worstAbs) {
-            worstAbs = abs;
-            c.worstIndex = i;
-            c.worstActual = x;
-            c.worstExpected = y;
+    });
+    double worstAbs = -1.0;
+    for (const auto& p : partials) {
+        c.matched += p.matched;
+        c.nonFinite += p.nonFinite;
+        c.maxAbsError = std::max(c.maxAbsError, p.maxAbs);
+        c.maxRelError = std::max(c.maxRelError, p.maxRel);
+        if (p.worstAbs > worstAbs) {
+            worstAbs = p.worstAbs;
+            c.worstIndex = p.worstIndex;
+            c.worstActual = p.worstActual;
+            c.worstExpected = p.worstExpected;
         }
     }
     const double ratio = c.total ? static_cast<double>(c.matched) / static_cast<double>(c.total) : 1.0;

@@ -89,16 +89,17 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t& r0, u
 }
 
 // D = A.B + C for an m16n8k16 tile whose A rows 8..15 are zero: only rows 0..7 (this thread's
-// c0, c1) are kept, the other two results go to scratch registers that die at once.
+// c0, c1) are kept, the other two results go to scratch registers local to the asm block.
 __device__ __forceinline__ void mma_top_rows(float& c0, float& c1, uint32_t a0, uint32_t a2,
                                              uint32_t b0, uint32_t b1)
 {
-    float d2, d3;
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%10,%11,%12,%13};\n"
-        : "=f"(c0), "=f"(c1), "=f"(d2), "=f"(d3)
-        : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(0.0f),
-          "f"(0.0f));
+    asm("{\n"
+        ".reg .f32 unused0, unused1;\n"
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,unused0,unused1}, "
+        "{%2,%3,%4,%3}, {%5,%6}, {%0,%1,%7,%7};\n"
+        "}\n"
+        : "+f"(c0), "+f"(c1)
+        : "r"(a0), "r"(0u), "r"(a2), "r"(b0), "r"(b1), "f"(0.0f));
 }
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
