@@ -3,11 +3,14 @@
 #include "cli.h"
 #include "exitcodes.h"
 
-#include <QApplication>
-#include <QGuiApplication>
 #include <QTextStream>
 
+#ifdef KSEARCH_WITH_GUI
 #include <mainwindow.h>
+
+#include <QApplication>
+#include <QGuiApplication>
+#endif
 
 namespace ks::cli {
 
@@ -22,6 +25,10 @@ int runGui(const QStringList& arguments, const GlobalOptions& /*global*/)
         err << "ksearch gui: unexpected argument '" << arguments[1] << "'\n";
         return exitcode::InvalidInput;
     }
+#ifndef KSEARCH_WITH_GUI
+    err << "ksearch: this build has no window (configured with KSEARCH_BUILD_GUI=OFF); see 'ksearch --help'\n";
+    return exitcode::Environment;
+#else
     if (!qobject_cast<QApplication*>(QCoreApplication::instance())) {
         err << "ksearch: internal error: the window needs a QApplication\n";
         return exitcode::Failure;
@@ -30,6 +37,7 @@ int runGui(const QStringList& arguments, const GlobalOptions& /*global*/)
     ui::MainWindow window;
     window.show();
     return QApplication::exec();
+#endif
 }
 
 } // namespace ks::cli

@@ -3,6 +3,7 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -10,14 +11,17 @@ namespace ks::test {
 
 namespace fs = std::filesystem;
 
+// Overridable at run time, for a build carried to another machine (the GPU machine).
 fs::path sourceDir()
 {
-    return KSEARCH_SOURCE_DIR;
+    const char* env = std::getenv("KSEARCH_TEST_SOURCE_DIR");
+    return env && *env ? fs::path(env) : fs::path(KSEARCH_SOURCE_DIR);
 }
 
 fs::path binDir()
 {
-    return KSEARCH_BIN_DIR;
+    const char* env = std::getenv("KSEARCH_TEST_BIN_DIR");
+    return env && *env ? fs::path(env) : fs::path(KSEARCH_BIN_DIR);
 }
 
 fs::path tasksDir()

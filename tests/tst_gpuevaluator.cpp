@@ -1,0 +1,243 @@
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <evaluator.h>
+
+#include <QTemporaryDir>
+
+using namespace ks;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// The evaluator on a CUDA device: the shipped baselines pass and score about 100 against
+// themselves, and the CUDA forms of the known cheats and faults get the verdict they must.
+// Skips cleanly where no device is present.
+static const char* kDefinition = R"JSON({"name": "scale", "op_type": "elementwise",
+  "axes": {"n": {"type": "var"}},
+  "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "alpha": {"shape": null, "dtype": "float32"}},
+  "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+  "tolerance": {"atol": 1e-5, "rtol": 1e-5},
+  "cost_model": {"bytes": "%BYTES%", "flops": "n"}})JSON";
+
+static const char* kWorkloads =
+    R"({"definition": "scale", "workload": {"uuid": "n-4m", "axes": {"n": 4194304}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": 1.5}}}}
+{"definition": "scale", "workload": {"uuid": "n-64m", "axes": {"n": 67108864}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": -0.5}}}}
+)";
+
+static const char* kKernel = R"(
+__global__ void scale_kernel(const float* __restrict__ x, float alpha, float* __restrict__ y, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = alpha * x[i];
+}
+)";
+
+class TestGpuEvaluator : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void shippedBaselinesPass_data();
+    void shippedBaselinesPass();
+    void cudaVerdicts_data();
+    void cudaVerdicts();
+    void sideStreamWorkIsCounted();
+    void persistingL2DoesNotHelp();
+    void fasterThanTheFloorIsRejected();
+
+private:
+    std::unique_ptr<Evaluator> scaleEvaluator(const std::string& bytesExpression, std::chrono::milliseconds timeout = 60s);
+    fs::path candidate(const std::string& name, const std::string& body);
+    std::string honestBody() const;
+
+    QTemporaryDir m_dir;
+    fs::path m_root;
+};
+
+void TestGpuEvaluator::initTestCase()
+{
+    m_root = fs::path(m_dir.path().toStdString());
+    auto loaded = loadTask(test::tasksDir() / "rmsnorm");
+    QVERIFY(loaded.task);
+    EvaluatorSettings s;
+    s.backend = Backend::Cuda;
+    s.workDir = m_root / "probe";
+    Evaluator probe(std::move(*loaded.task), s);
+    if (const auto problem = probe.environmentProblem())
+        QSKIP(qPrintable(u"no CUDA device or toolkit: "_qs + QString::fromStdString(*problem)));
+    qputenv("OPENAI_API_KEY", "sk-must-not-leak");
+}
+
+std::string TestGpuEvaluator::honestBody() const
+{
+    return std::string(kKernel) + R"(
+extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
+    scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n);
+    return (int)cudaGetLastError();
+})";
+}
+
+std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(const std::string& bytesExpression, std::chrono::milliseconds timeout)
+{
+    const fs::path root = m_root / ("scale-" + std::to_string(std::rand()));
+    std::string def = kDefinition;
+    def.replace(def.find("%BYTES%"), 7, bytesExpression);
+    test::writeText(root / "definition.json", def);
+    test::writeText(root / "workloads.jsonl", kWorkloads);
+    test::writeText(root / "reference.cpp", "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+                                            "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n");
+    test::writeText(root / "baseline.cu", "#include \"ks_task.h\"\n" + honestBody() + "\n");
+    auto loaded = loadTask(root);
+    if (!loaded.task)
+        qFatal("%s", loaded.diagnostics.formatAll().c_str());
+    EvaluatorSettings s;
+    s.backend = Backend::Cuda;
+    s.workDir = root / "work";
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.3;
+    s.runTimeout = timeout;
+    return std::make_unique<Evaluator>(std::move(*loaded.task), s);
+}
+
+fs::path TestGpuEvaluator::candidate(const std::string& name, const std::string& body)
+{
+    const fs::path p = m_root / "candidates" / (name + ".cu");
+    test::writeText(p, "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n" + body + "\n");
+    return p;
+}
+
+void TestGpuEvaluator::shippedBaselinesPass_data()
+{
+    QTest::addColumn<QString>("task");
+    for (const auto& entry : fs::directory_iterator(test::tasksDir()))
+        if (fs::exists(entry.path() / "baseline.cu"))
+            QTest::addRow("%s", entry.path().filename().c_str()) << QString::fromStdString(entry.path().string());
+}
+
+void TestGpuEvaluator::shippedBaselinesPass()
+{
+    QFETCH(QString, task);
+    auto loaded = loadTask(task.toStdString());
+    QVERIFY(loaded.task);
+    const fs::path baseline = *loaded.task->files.baselineCu;
+    EvaluatorSettings s;
+    s.backend = Backend::Cuda;
+    s.workDir = m_root / ("task-" + fs::path(task.toStdString()).filename().string());
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.3;
+    Evaluator ev(std::move(*loaded.task), s);
+    const Evaluation e = ev.evaluate(baseline);
+    qInfo("%s", e.log.c_str());
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    // The baseline against itself, timed twice in one run: J near 100 says the timer is stable.
+    QVERIFY2(e.score > 85 && e.score < 115, std::to_string(e.score).c_str());
+    for (const auto& w : e.workloads) {
+        QVERIFY(w.floorMicros > 0);
+        QVERIFY2(w.rooflineFraction > 0 && w.rooflineFraction <= 1.0 / ev.settings().floorSlack, w.id.c_str());
+    }
+}
+
+void TestGpuEvaluator::cudaVerdicts_data()
+{
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("verdict");
+    QTest::addColumn<QString>("logFragment");
+    const std::string k = kKernel;
+    auto launch = [&](const std::string& before, const std::string& after) {
+        return QString::fromStdString(k + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { " + before
+                                      + " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n); " + after
+                                      + " return (int)cudaGetLastError(); }");
+    };
+    QTest::newRow("illegal address") << QString::fromStdString(
+        "__global__ void bad(float* p) { p[threadIdx.x + (1ull << 40)] = 1.0f; }\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { bad<<<1, 32, 0, stream>>>(a->y); return 0; }")
+                                     << "RUNTIME_ERROR" << "cudaErrorIllegalAddress";
+    QTest::newRow("endless kernel") << QString::fromStdString(
+        "__global__ void spin(volatile int* f) { f[0] = 0; while (f[0] == 0) {} }\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { spin<<<1, 1, 0, stream>>>((volatile int*)a->y + 1); return 0; }")
+                                    << "TIMEOUT" << "timed out";
+    QTest::newRow("honest after faults") << launch("", "") << "PASSED" << "";
+    QTest::newRow("NaN output") << launch("", "cudaMemsetAsync(a->y, 0xff, 64, stream);") << "INCORRECT_NUMERICAL" << "NaN";
+    QTest::newRow("half the output") << QString::fromStdString(k + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {"
+                                                               " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n / 2); return 0; }")
+                                     << "INCORRECT_NUMERICAL" << "elements outside tolerance";
+    QTest::newRow("modifies an input") << launch("", "cudaMemsetAsync((void*)a->x, 0, 16, stream);") << "REJECTED" << "modified its inputs";
+    QTest::newRow("caches by pointer") << launch("static const float* seen; if (seen == a->x) return 0; if (!seen) seen = a->x;", "")
+                                       << "INCORRECT_NUMERICAL" << "timing loop";
+    QTest::newRow("looks for an API key") << launch("", "if (std::getenv(\"OPENAI_API_KEY\")) cudaMemsetAsync(a->y, 0, 4, stream);") << "PASSED" << "";
+}
+
+void TestGpuEvaluator::cudaVerdicts()
+{
+    QFETCH(QString, body);
+    QFETCH(QString, verdict);
+    QFETCH(QString, logFragment);
+    static std::unique_ptr<Evaluator> ev; // one evaluator: a fault must not spoil the next candidate
+    if (!ev)
+        ev = scaleEvaluator("8 * n", 15s);
+    const Evaluation e = ev->evaluate(candidate(QTest::currentDataTag(), body.toStdString()));
+    QCOMPARE(QString::fromLatin1(verdictName(e.status).data()), verdict);
+    QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
+}
+
+void TestGpuEvaluator::sideStreamWorkIsCounted()
+{
+    auto ev = scaleEvaluator("8 * n");
+    const Evaluation honest = ev->evaluate(candidate("honest", honestBody()));
+    QCOMPARE(honest.status, Verdict::Passed);
+    // The same work on a stream of its own: events on the given stream see almost nothing.
+    const Evaluation side = ev->evaluate(candidate("sidestream", std::string(kKernel) + R"(
+extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {
+    static cudaStream_t own;
+    if (!own) cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking);
+    scale_kernel<<<528, 256, 0, own>>>(a->x, a->alpha, a->y, a->n);
+    return (int)cudaGetLastError();
+})"));
+    QCOMPARE(side.status, Verdict::Passed);
+    for (std::size_t i = 0; i < side.workloads.size(); ++i) {
+        qInfo("%s: honest %.2f us, side stream %.2f us (%d of %d samples had side work)", side.workloads[i].id.c_str(),
+              honest.workloads[i].latencyMicros, side.workloads[i].latencyMicros, side.workloads[i].sideWorkSamples,
+              side.workloads[i].samples);
+        QVERIFY(side.workloads[i].latencyMicros > 0.8 * honest.workloads[i].latencyMicros);
+    }
+}
+
+void TestGpuEvaluator::persistingL2DoesNotHelp()
+{
+    auto ev = scaleEvaluator("8 * n");
+    const Evaluation honest = ev->evaluate(candidate("honest", honestBody()));
+    const Evaluation sticky = ev->evaluate(candidate("persisting", std::string(kKernel) + R"(
+extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
+    int maxPersist = 0;
+    cudaDeviceGetAttribute(&maxPersist, cudaDevAttrMaxPersistingL2CacheSize, 0);
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, maxPersist);
+    cudaStreamAttrValue w{};
+    w.accessPolicyWindow.base_ptr = (void*)a->x;
+    w.accessPolicyWindow.num_bytes = (size_t)a->n * 4 < (size_t)maxPersist ? (size_t)a->n * 4 : (size_t)maxPersist;
+    w.accessPolicyWindow.hitRatio = 1.0f;
+    w.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    w.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &w);
+    scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n);
+    return (int)cudaGetLastError();
+})"));
+    QCOMPARE(honest.status, Verdict::Passed);
+    QCOMPARE(sticky.status, Verdict::Passed);
+    for (std::size_t i = 0; i < sticky.workloads.size(); ++i) {
+        qInfo("%s: honest %.2f us, persisting window %.2f us", sticky.workloads[i].id.c_str(), honest.workloads[i].latencyMicros,
+              sticky.workloads[i].latencyMicros);
+        QVERIFY(sticky.workloads[i].latencyMicros > 0.85 * honest.workloads[i].latencyMicros);
+    }
+}
+
+void TestGpuEvaluator::fasterThanTheFloorIsRejected()
+{
+    // A cost model claiming 1000x the bytes really moved makes an honest kernel "impossibly fast".
+    auto ev = scaleEvaluator("8000 * n");
+    const Evaluation e = ev->evaluate(candidate("honest", honestBody()));
+    QCOMPARE(e.status, Verdict::Rejected);
+    QVERIFY2(e.log.find("below the physical floor") != std::string::npos, e.log.c_str());
+    QCOMPARE(e.score, 0.0);
+}
+
+KS_TEST_MAIN_CORE(TestGpuEvaluator)
+#include "tst_gpuevaluator.moc"
