@@ -6,6 +6,8 @@
 #include <task/taskcatalog.h>
 
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTextStream>
 
@@ -143,7 +145,9 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         return exitcode::InvalidInput;
     }
 
-    QTemporaryDir scratch;
+    // Input and output buffers go through files: on tmpfs when there is one.
+    const bool shm = QFileInfo(QStringLiteral("/dev/shm")).isWritable();
+    QTemporaryDir scratch(shm ? QStringLiteral("/dev/shm/ksearch-eval-XXXXXX") : QDir::tempPath() + QStringLiteral("/ksearch-eval-XXXXXX"));
     scratch.setAutoRemove(!parser.isSet(keep));
     EvaluatorSettings settings;
     settings.backend = *b;

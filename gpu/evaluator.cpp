@@ -271,6 +271,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     const auto baseStart = std::chrono::steady_clock::now();
     if (baseline) {
         RunnerJob job = makeJob(baseline->compile.library, "baseline", true);
+        job.measureDevice = true; // once per search: the floor of every later candidate uses it
         RunnerJobResult r;
         {
             std::lock_guard lock(deviceLock(job.backend));
@@ -402,7 +403,7 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
         WorkloadEvaluation r;
         r.id = w.workload->uuid;
         r.baselineLatencyMicros = w.baselineMicros;
-        const double bandwidth = run.environment.copyBandwidthGBs;
+        const double bandwidth = run.environment.copyBandwidthGBs > 0 ? run.environment.copyBandwidthGBs : m_copyBandwidthGBs;
         if (m_settings.backend == Backend::Cuda && bandwidth > 0)
             r.floorMicros = std::max(w.bytes / (bandwidth * 1e9), w.flops / kPeakFlopsCuda) * 1e6;
         auto fail = [&](Verdict v, const std::string& why) {

@@ -133,6 +133,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
         {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
         {"warmup_seconds", job.bench.warmupSeconds}};
+    doc["measure_device"] = job.measureDevice;
     for (const auto& f : job.layout.fields)
         doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
     for (std::size_t c = 0; c < job.calls.size(); ++c) {

@@ -45,6 +45,7 @@ struct RunnerJob {
     std::filesystem::path sharedInputDir;
     std::chrono::milliseconds timeout {std::chrono::seconds(60)};
     RunnerBenchSettings bench;
+    bool measureDevice = false; // the runner measures copy bandwidth first (about 0.2 s)
 };
 
 struct BenchMeasurement {

@@ -82,6 +82,7 @@ Job readJob(const std::string& dir)
             call.poisonSeed = c.value("poison_seed", std::uint64_t {0});
             job.calls.push_back(std::move(call));
         }
+        job.measureDevice = j.value("measure_device", false);
         if (j.contains("bench")) {
             const auto& b = j["bench"];
             job.bench.enabled = b.value("enabled", false);

@@ -57,6 +57,7 @@ struct Job {
     std::vector<Field> fields;
     std::vector<Call> calls;
     BenchSettings bench;
+    bool measureDevice = false; // measure copy bandwidth (and warm the clocks) before the calls
 };
 
 // Throws std::runtime_error naming the field on malformed input.

@@ -66,7 +66,7 @@ int runJob(const std::string& dir)
         std::fflush(results); // each line survives a crash in the next call
     };
     nlohmann::json env {{"status", "environment"}, {"network_isolated", networkIsolated}};
-    if (job.bench.enabled) {
+    if (job.bench.enabled && job.measureDevice) {
         const ksr::DeviceInfo info = backend->info();
         env.update({{"device", info.name}, {"l2_bytes", info.l2Bytes}, {"copy_bandwidth_gbs", info.copyBandwidthGBs}});
     }
