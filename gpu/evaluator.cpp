@@ -156,6 +156,7 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.layout = computeAbiLayout(m_task.definition);
     job.jobDir = m_settings.workDir / name;
     job.sharedInputDir = m_settings.workDir / "inputs";
+    job.sharedOutputDir = m_settings.workDir / ("outputs-" + name.substr(0, name.find('-')));
     job.bench = m_settings.bench;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {

@@ -64,9 +64,14 @@ void writeBytes(const fs::path& path, const std::vector<std::byte>& data)
     out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
 
-std::string outputFile(std::size_t call, std::size_t set, const std::string& name)
+std::string outputFile(const RunnerJob& job, std::size_t call, std::size_t set, const std::string& name)
 {
-    return "c" + std::to_string(call) + (set ? "_t" + std::to_string(set) : std::string()) + "_out_" + name + ".bin";
+    const std::string setPart = set ? "_t" + std::to_string(set) : std::string();
+    if (job.sharedOutputDir.empty())
+        return "c" + std::to_string(call) + setPart + "_out_" + name + ".bin";
+    std::error_code ec;
+    fs::create_directories(job.sharedOutputDir, ec);
+    return fs::absolute(job.sharedOutputDir / (job.calls[call].id + setPart + "_" + name + ".bin")).string();
 }
 
 // Writes one input buffer for the runner and returns the name job.json uses for it.
@@ -110,6 +115,11 @@ BenchMeasurement readBench(const nlohmann::ordered_json& b)
     return m;
 }
 
+fs::path resolveFile(const RunnerJob& job, const std::string& file)
+{
+    return !file.empty() && file[0] == '/' ? fs::path(file) : job.jobDir / file;
+}
+
 bool readBytes(const fs::path& path, std::vector<std::byte>& data)
 {
     std::ifstream in(path, std::ios::binary);
@@ -143,13 +153,13 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         for (const auto& t : call.inputs)
             j["inputs"][t.name] = {{"file", placeInput(job, c, call.id, 0, t)}, {"bytes", t.data.size()}};
         for (const auto& t : call.outputs)
-            j["outputs"][t.name] = {{"file", outputFile(c, 0, t.name)}, {"bytes", t.data.size()}};
+            j["outputs"][t.name] = {{"file", outputFile(job, c, 0, t.name)}, {"bytes", t.data.size()}};
         for (std::size_t k = 0; k < call.timingInputs.size(); ++k) {
             nlohmann::json in = nlohmann::json::object(), out = nlohmann::json::object();
             for (const auto& t : call.timingInputs[k])
                 in[t.name] = {{"file", placeInput(job, c, call.id, k + 1, t)}, {"bytes", t.data.size()}};
             for (const auto& t : call.outputs)
-                out[t.name] = {{"file", outputFile(c, k + 1, t.name)}, {"bytes", t.data.size()}};
+                out[t.name] = {{"file", outputFile(job, c, k + 1, t.name)}, {"bytes", t.data.size()}};
             j["timing_inputs"].push_back(in);
             j["timing_outputs"].push_back(out);
         }
@@ -211,7 +221,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
             auto readSet = [&](std::size_t set, std::vector<HostTensor>& into) {
                 for (const auto& t : call.outputs) {
                     HostTensor out = t;
-                    if (!readBytes(job.jobDir / outputFile(it->second, set, t.name), out.data)) {
+                    if (!readBytes(resolveFile(job, outputFile(job, it->second, set, t.name)), out.data)) {
                         outcome.status = RunnerCallOutcome::Status::HarnessError;
                         outcome.message = "output " + t.name + " missing after the call";
                         return;

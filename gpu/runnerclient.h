@@ -43,6 +43,8 @@ struct RunnerJob {
     // When set, input files live here, are written once per (call id, set, input) and reused by
     // later jobs: a search evaluates many candidates on the same inputs.
     std::filesystem::path sharedInputDir;
+    // When set, output files live here under stable names, rewritten in place by every job.
+    std::filesystem::path sharedOutputDir;
     std::chrono::milliseconds timeout {std::chrono::seconds(60)};
     RunnerBenchSettings bench;
     bool measureDevice = false; // the runner measures copy bandwidth first (about 0.2 s)

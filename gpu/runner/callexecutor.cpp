@@ -5,6 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdexcept>
 
 namespace ksr {
@@ -29,11 +34,25 @@ Bytes readFile(const std::string& path, std::size_t expected)
     return data;
 }
 
+// Rewrites the file in place (no truncation first): on tmpfs the pages of an output file that a
+// search rewrites for every candidate then stay allocated, which is most of the cost.
 void writeFile(const std::string& path, const Bytes& data)
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (!out)
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw std::runtime_error(path + ": cannot write output");
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+        if (n <= 0) {
+            ::close(fd);
+            throw std::runtime_error(path + ": cannot write output");
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    const bool ok = ::ftruncate(fd, static_cast<off_t>(data.size())) == 0;
+    ::close(fd);
+    if (!ok)
         throw std::runtime_error(path + ": cannot write output");
 }
 
@@ -53,6 +72,53 @@ Bytes noise(std::size_t bytes, std::uint64_t seed)
         data[i] = static_cast<unsigned char>(x >> (8 * (i % 8)));
     return data;
 }
+
+// A read-only view of an input file: the upload source and the pristine copy for the
+// unchanged-inputs check, without reading hundreds of MiB into fresh memory per candidate.
+class MappedFile
+{
+public:
+    MappedFile(const std::string& path, std::size_t bytes)
+        : m_bytes(bytes)
+    {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw std::runtime_error(path + ": cannot open input");
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes) {
+            ::close(fd);
+            throw std::runtime_error(path + ": shorter than " + std::to_string(bytes) + " bytes");
+        }
+        if (bytes > 0) {
+            m_data = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (m_data == MAP_FAILED) {
+                m_data = nullptr;
+                ::close(fd);
+                throw std::runtime_error(path + ": cannot map input");
+            }
+        }
+        ::close(fd);
+    }
+    MappedFile(MappedFile&& o) noexcept
+        : m_data(std::exchange(o.m_data, nullptr))
+        , m_bytes(o.m_bytes)
+    {
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    MappedFile& operator=(MappedFile&&) = delete;
+    ~MappedFile()
+    {
+        if (m_data)
+            ::munmap(m_data, m_bytes);
+    }
+    const unsigned char* data() const { return static_cast<const unsigned char*>(m_data); }
+    std::size_t size() const { return m_bytes; }
+
+private:
+    void* m_data = nullptr;
+    std::size_t m_bytes = 0;
+};
 
 class DeviceBuffer
 {
@@ -89,7 +155,7 @@ private:
 // One input set on the device plus the KsArgs bytes that point at it (and at the shared outputs).
 struct InputSet {
     std::vector<DeviceBuffer> buffers;
-    std::vector<Bytes> pristine; // host copy of each tensor input, in buffers order
+    std::vector<MappedFile> pristine; // each tensor input as written by the parent, in buffers order
     Bytes args;
 };
 
@@ -135,7 +201,7 @@ InputSet uploadInputs(
         switch (field.role) {
         case Field::Role::Input: {
             const Buffer& spec = inputs.at(field.name);
-            Bytes data = readFile(resolve(job, spec.file), spec.bytes);
+            MappedFile data(resolve(job, spec.file), spec.bytes);
             set.buffers.emplace_back(backend, spec.bytes);
             backend.upload(set.buffers.back().get(), data.data(), data.size());
             void* p = set.buffers.back().get();
@@ -179,7 +245,7 @@ void saveOutputs(const Job& job, const BufferSet& files, const Outputs& out, Bac
     for (std::size_t i = 0; i < out.buffers.size(); ++i) {
         Bytes host(out.buffers[i].bytes());
         backend.download(host.data(), out.buffers[i].get(), host.size());
-        writeFile(job.dir + "/" + files.at(out.names[i]).file, host);
+        writeFile(resolve(job, files.at(out.names[i]).file), host);
     }
 }
 
@@ -188,7 +254,7 @@ bool inputsUnchanged(const InputSet& set, Backend& backend)
     for (std::size_t i = 0; i < set.buffers.size(); ++i) {
         Bytes now(set.pristine[i].size());
         backend.download(now.data(), set.buffers[i].get(), now.size());
-        if (now != set.pristine[i])
+        if (!now.empty() && std::memcmp(now.data(), set.pristine[i].data(), now.size()) != 0)
             return false;
     }
     return true;
