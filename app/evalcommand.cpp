@@ -147,7 +147,8 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
 
     // Input and output buffers go through files: on tmpfs when there is one.
     const bool shm = QFileInfo(QStringLiteral("/dev/shm")).isWritable();
-    QTemporaryDir scratch(shm ? QStringLiteral("/dev/shm/ksearch-eval-XXXXXX") : QDir::tempPath() + QStringLiteral("/ksearch-eval-XXXXXX"));
+    QTemporaryDir scratch(shm ? QStringLiteral("/dev/shm/ksearch-eval-XXXXXX")
+                              : QDir::tempPath() + QStringLiteral("/ksearch-eval-XXXXXX"));
     scratch.setAutoRemove(!parser.isSet(keep));
     EvaluatorSettings settings;
     settings.backend = *b;

@@ -6,10 +6,10 @@
 #include <QTextStream>
 
 #ifdef KSEARCH_WITH_GUI
-#include <mainwindow.h>
-
 #include <QApplication>
 #include <QGuiApplication>
+
+#include <mainwindow.h>
 #endif
 
 namespace ks::cli {

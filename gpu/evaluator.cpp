@@ -404,7 +404,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
         WorkloadEvaluation r;
         r.id = w.workload->uuid;
         r.baselineLatencyMicros = w.baselineMicros;
-        const double bandwidth = run.environment.copyBandwidthGBs > 0 ? run.environment.copyBandwidthGBs : m_copyBandwidthGBs;
+        const double bandwidth =
+            run.environment.copyBandwidthGBs > 0 ? run.environment.copyBandwidthGBs : m_copyBandwidthGBs;
         if (m_settings.backend == Backend::Cuda && bandwidth > 0)
             r.floorMicros = std::max(w.bytes / (bandwidth * 1e9), w.flops / kPeakFlopsCuda) * 1e6;
         auto fail = [&](Verdict v, const std::string& why) {

@@ -50,6 +50,17 @@ void copyTree(const fs::path& from, const fs::path& to)
     fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
+std::string scaleDefinition(const std::string& costBytes)
+{
+    return R"JSON({"name": "scale", "op_type": "elementwise",
+  "axes": {"n": {"type": "var"}},
+  "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "alpha": {"shape": null, "dtype": "float32"}},
+  "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+  "tolerance": {"atol": 1e-5, "rtol": 1e-5},
+  "cost_model": {"bytes": ")JSON"
+        + costBytes + R"JSON(", "flops": "n"}})JSON";
+}
+
 ProcessOutput runProgram(
     const QString& program, const QStringList& arguments, int timeoutMs, const QStringList& extraEnvironment)
 {

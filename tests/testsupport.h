@@ -16,6 +16,10 @@ void writeText(const std::filesystem::path& path, const std::string& text);
 std::string readText(const std::filesystem::path& path);
 void copyTree(const std::filesystem::path& from, const std::filesystem::path& to);
 
+// definition.json of a small test task, y = alpha * x over float32 [n], with a cost model whose
+// byte count is `costBytes` (an expression over n).
+std::string scaleDefinition(const std::string& costBytes = "8 * n");
+
 struct ProcessOutput {
     int exitCode = -1;
     bool crashed = false;

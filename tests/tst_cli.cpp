@@ -207,32 +207,36 @@ void TestCli::logFileAndVerbose()
 void TestCli::evalTableAndJson()
 {
     const QString baseline = QString::fromStdString((test::tasksDir() / "rmsnorm" / "baseline.cpp").string());
-    const QStringList common{u"eval"_qs, u"--task"_qs, u"rmsnorm"_qs, u"--backend"_qs, u"host"_qs, u"--workloads"_qs,
-                             u"e316,51c3"_qs, u"--max-seconds"_qs, u"0.05"_qs};
-    const auto table = test::runProgram(u"ksearch"_qs, common + QStringList{baseline});
+    const QStringList common {u"eval"_qs, u"--task"_qs, u"rmsnorm"_qs, u"--backend"_qs, u"host"_qs, u"--workloads"_qs,
+        u"e316,51c3"_qs, u"--max-seconds"_qs, u"0.05"_qs};
+    const auto table = test::runProgram(u"ksearch"_qs, common + QStringList {baseline});
     QVERIFY2(table.exitCode == 0, qPrintable(table.out + table.err));
-    for (const char* column : {"WORKLOAD", "STATUS", "MAX_ABS", "MAX_REL", "LATENCY_US", "BASELINE_US", "SPEEDUP", "ROOFLINE"})
+    for (const char* column :
+        {"WORKLOAD", "STATUS", "MAX_ABS", "MAX_REL", "LATENCY_US", "BASELINE_US", "SPEEDUP", "ROOFLINE"})
         QVERIFY2(table.out.contains(QLatin1String(column)), column);
     QVERIFY(table.out.contains(u"PASSED: J = "));
 
-    const auto json = test::runProgram(u"ksearch"_qs, common + QStringList{u"--json"_qs, baseline});
+    const auto json = test::runProgram(u"ksearch"_qs, common + QStringList {u"--json"_qs, baseline});
     QCOMPARE(json.exitCode, 0);
     const auto doc = nlohmann::json::parse(json.out.toStdString());
     for (const char* key : {"status", "score", "latency_us", "baseline_latency_us", "log", "workloads"})
         QVERIFY2(doc.contains(key), key);
     QCOMPARE(doc["status"].get<std::string>(), std::string("PASSED"));
-    QCOMPARE(doc["workloads"].size(), std::size_t{2});
-    for (const char* key : {"id", "status", "max_abs_error", "max_rel_error", "latency_us", "baseline_latency_us", "speedup", "roofline_fraction"})
+    QCOMPARE(doc["workloads"].size(), std::size_t {2});
+    for (const char* key : {"id", "status", "max_abs_error", "max_rel_error", "latency_us", "baseline_latency_us",
+             "speedup", "roofline_fraction"})
         QVERIFY2(doc["workloads"][0].contains(key), key);
     QVERIFY(doc["workloads"][0]["latency_us"].get<double>() > 0);
 
     // A kernel that fails is still an evaluation: exit 0, with the verdict in the output.
     QTemporaryDir dir;
     const QString broken = dir.filePath(u"broken.cpp"_qs);
-    test::writeText(broken.toStdString(), "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { return 3; }\n");
-    const auto failed = test::runProgram(u"ksearch"_qs, common + QStringList{u"--json"_qs, broken});
+    test::writeText(broken.toStdString(),
+        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { return 3; }\n");
+    const auto failed = test::runProgram(u"ksearch"_qs, common + QStringList {u"--json"_qs, broken});
     QCOMPARE(failed.exitCode, 0);
-    QCOMPARE(nlohmann::json::parse(failed.out.toStdString())["status"].get<std::string>(), std::string("RUNTIME_ERROR"));
+    QCOMPARE(
+        nlohmann::json::parse(failed.out.toStdString())["status"].get<std::string>(), std::string("RUNTIME_ERROR"));
 }
 
 void TestCli::evalWithoutGpuIsAnEnvironmentProblem()

@@ -1,15 +1,14 @@
 #include "testmain.h"
 #include "testsupport.h"
 
-#include <compilecache.h>
-#include <evaluator.h>
-
 #include <QFutureWatcher>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <compilecache.h>
+#include <evaluator.h>
 #include <set>
 
 using namespace ks;
@@ -20,25 +19,22 @@ using namespace std::chrono_literals;
 // well under a second.
 static void writeScaleTask(const fs::path& root)
 {
-    test::writeText(root / "definition.json", R"JSON({"name": "scale", "op_type": "elementwise",
-      "axes": {"n": {"type": "var"}},
-      "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "alpha": {"shape": null, "dtype": "float32"}},
-      "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
-      "tolerance": {"atol": 1e-5, "rtol": 1e-5},
-      "cost_model": {"bytes": "8 * n", "flops": "n"}})JSON");
+    test::writeText(root / "definition.json", test::scaleDefinition());
     test::writeText(root / "workloads.jsonl",
-                    R"({"definition": "scale", "workload": {"uuid": "small-1000", "axes": {"n": 1000}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": 1.5}}}}
+        R"({"definition": "scale", "workload": {"uuid": "small-1000", "axes": {"n": 1000}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": 1.5}}}}
 {"definition": "scale", "workload": {"uuid": "large-65536", "axes": {"n": 65536}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": -0.5}}}}
 )");
-    const std::string honest = "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-                               "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n";
+    const std::string honest =
+        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n";
     test::writeText(root / "reference.cpp", honest);
     test::writeText(root / "baseline.cpp", honest);
 }
 
 static const char* kLoop = "for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];";
 
-class TestEvaluator : public QObject {
+class TestEvaluator : public QObject
+{
     Q_OBJECT
 private slots:
     void initTestCase();
@@ -80,16 +76,19 @@ std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(std::chrono::millisecond
 fs::path TestEvaluator::candidate(const std::string& name, const std::string& body)
 {
     const fs::path p = m_root / "candidates" / (name + ".cpp");
-    test::writeText(p, "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n#include <cstring>\n" + body + "\n");
+    test::writeText(
+        p, "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n#include <cstring>\n" + body + "\n");
     return p;
 }
 
 void TestEvaluator::honestCandidatePasses()
 {
     auto ev = makeEvaluator();
-    const Evaluation e = ev->evaluate(candidate("honest", std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop + " return 0; }"));
+    const Evaluation e = ev->evaluate(candidate("honest",
+        std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+            + " return 0; }"));
     QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
-    QCOMPARE(e.workloads.size(), std::size_t{2});
+    QCOMPARE(e.workloads.size(), std::size_t {2});
     for (const auto& w : e.workloads) {
         QCOMPARE(w.status, Verdict::Passed);
         QVERIFY(w.latencyMicros > 0);
@@ -98,16 +97,20 @@ void TestEvaluator::honestCandidatePasses()
         QVERIFY(w.p25Micros <= w.latencyMicros && w.latencyMicros <= w.p75Micros);
     }
     QVERIFY(e.score > 0);
-    QCOMPARE(e.baselineLatencyMicros, geometricMean({e.workloads[0].baselineLatencyMicros, e.workloads[1].baselineLatencyMicros}));
+    QCOMPARE(e.baselineLatencyMicros,
+        geometricMean({e.workloads[0].baselineLatencyMicros, e.workloads[1].baselineLatencyMicros}));
     QCOMPARE(e.score, 100.0 * e.baselineLatencyMicros / e.latencyMicros);
     const auto j = toJson(e);
     for (const char* key : {"status", "score", "latency_us", "baseline_latency_us", "log", "workloads"})
         QVERIFY2(j.contains(key), key);
-    for (const char* key : {"id", "status", "max_abs_error", "max_rel_error", "latency_us", "baseline_latency_us", "speedup", "roofline_fraction"})
+    for (const char* key : {"id", "status", "max_abs_error", "max_rel_error", "latency_us", "baseline_latency_us",
+             "speedup", "roofline_fraction"})
         QVERIFY2(j["workloads"][0].contains(key), key);
     // The expected outputs and the baseline are reused, not recomputed, for the next candidate.
     const double referenceSeconds = e.referenceSeconds, baselineSeconds = e.baselineSeconds;
-    const Evaluation again = ev->evaluate(candidate("honest", std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop + " return 0; }"));
+    const Evaluation again = ev->evaluate(candidate("honest",
+        std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+            + " return 0; }"));
     QCOMPARE(again.status, Verdict::Passed);
     QVERIFY(again.compileCached);
     QCOMPARE(again.referenceSeconds, referenceSeconds);
@@ -123,25 +126,42 @@ void TestEvaluator::verdicts_data()
         return QString::fromLatin1("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { %1 %2 %3 }")
             .arg(QLatin1String(before), QLatin1String(kLoop), QLatin1String(after));
     };
-    QTest::newRow("does not compile") << "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { return undefined_thing(a); }"
-                                      << "COMPILE_ERROR" << "undefined_thing";
-    QTest::newRow("endless loop") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { volatile int s = 1; while (s) {} return 0; }"
-                                  << "TIMEOUT" << "timed out";
-    QTest::newRow("segfault") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { volatile int* p = nullptr; *p = 1; return 0; }"
-                              << "RUNTIME_ERROR" << "SIGSEGV";
+    QTest::newRow("does not compile")
+        << "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { return undefined_thing(a); }"
+        << "COMPILE_ERROR"
+        << "undefined_thing";
+    QTest::newRow("endless loop") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { volatile "
+                                     "int s = 1; while (s) {} return 0; }"
+                                  << "TIMEOUT"
+                                  << "timed out";
+    QTest::newRow("segfault") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { volatile int* p "
+                                 "= nullptr; *p = 1; return 0; }"
+                              << "RUNTIME_ERROR"
+                              << "SIGSEGV";
     QTest::newRow("error code") << "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { return 7; }"
-                                << "RUNTIME_ERROR" << "returned 7";
-    QTest::newRow("NaN output") << withLoop("", "a->y[3] = NAN; return 0;") << "INCORRECT_NUMERICAL" << "NaN";
-    QTest::newRow("half the output") << "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { for (int64_t i = 0; i < a->n / 2; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }"
-                                     << "INCORRECT_NUMERICAL" << "elements outside tolerance";
-    QTest::newRow("modifies an input") << withLoop("", "const_cast<float*>(a->x)[0] += 1; return 0;") << "REJECTED" << "modified its inputs";
+                                << "RUNTIME_ERROR"
+                                << "returned 7";
+    QTest::newRow("NaN output") << withLoop("", "a->y[3] = NAN; return 0;") << "INCORRECT_NUMERICAL"
+                                << "NaN";
+    QTest::newRow("half the output") << "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { for "
+                                        "(int64_t i = 0; i < a->n / 2; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }"
+                                     << "INCORRECT_NUMERICAL"
+                                     << "elements outside tolerance";
+    QTest::newRow("modifies an input") << withLoop("", "const_cast<float*>(a->x)[0] += 1; return 0;") << "REJECTED"
+                                       << "modified its inputs";
     // Correct on the first call, then replays what it computed for the first pointer it saw.
-    QTest::newRow("caches by pointer") << withLoop("static float* first; static float saved[65536]; if (first == a->y && a->n <= 65536) { std::memcpy(a->y, saved, a->n * 4); return 0; }",
-                                                   "if (!first) { first = a->y; std::memcpy(saved, a->y, a->n * 4); } return 0;")
-                                       << "INCORRECT_NUMERICAL" << "timing loop";
-    QTest::newRow("skips work after the first call") << withLoop("static int calls; if (calls++ > 0) return 0;", "return 0;")
-                                                     << "INCORRECT_NUMERICAL" << "timing loop";
-    QTest::newRow("looks for an API key") << withLoop("", "if (std::getenv(\"OPENAI_API_KEY\")) a->y[0] += 1; return 0;") << "PASSED" << "";
+    QTest::newRow("caches by pointer") << withLoop(
+        "static float* first; static float saved[65536]; if (first == a->y && a->n <= 65536) { std::memcpy(a->y, "
+        "saved, a->n * 4); return 0; }",
+        "if (!first) { first = a->y; std::memcpy(saved, a->y, a->n * 4); } return 0;")
+                                       << "INCORRECT_NUMERICAL"
+                                       << "timing loop";
+    QTest::newRow("skips work after the first call")
+        << withLoop("static int calls; if (calls++ > 0) return 0;", "return 0;") << "INCORRECT_NUMERICAL"
+        << "timing loop";
+    QTest::newRow("looks for an API key")
+        << withLoop("", "if (std::getenv(\"OPENAI_API_KEY\")) a->y[0] += 1; return 0;") << "PASSED"
+        << "";
 }
 
 void TestEvaluator::verdicts()
@@ -160,7 +180,8 @@ void TestEvaluator::verdicts()
 void TestEvaluator::staysResponsiveDuringAHang()
 {
     auto ev = makeEvaluator(2000ms);
-    const fs::path hang = candidate("hang", "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { for (;;) { asm volatile(\"\"); } }");
+    const fs::path hang = candidate("hang",
+        "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { for (;;) { asm volatile(\"\"); } }");
     QTimer ticker;
     QSignalSpy ticks(&ticker, &QTimer::timeout);
     ticker.start(50);
@@ -179,8 +200,10 @@ void TestEvaluator::compileCacheAndParallelCompiles()
     std::vector<CompileRequest> requests;
     for (int i = 0; i < 3; ++i) {
         CompileRequest r;
-        r.source = candidate("parallel" + std::to_string(i), "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { return " + std::to_string(i) + "; }");
-        r.abiHeader = "#pragma once\n#include <stddef.h>\n#include <stdint.h>\ntypedef void* ks_stream_t;\ntypedef struct KsArgs { int64_t n; } KsArgs;\n";
+        r.source = candidate("parallel" + std::to_string(i),
+            "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { return " + std::to_string(i) + "; }");
+        r.abiHeader = "#pragma once\n#include <stddef.h>\n#include <stdint.h>\ntypedef void* ks_stream_t;\ntypedef "
+                      "struct KsArgs { int64_t n; } KsArgs;\n";
         requests.push_back(r);
     }
     const auto first = cache.compileAll(requests);
@@ -190,7 +213,7 @@ void TestEvaluator::compileCacheAndParallelCompiles()
         QVERIFY(!r.cached);
         keys.insert(r.key);
     }
-    QCOMPARE(keys.size(), std::size_t{3});
+    QCOMPARE(keys.size(), std::size_t {3});
     const auto second = cache.compileAll(requests);
     for (std::size_t i = 0; i < second.size(); ++i) {
         QVERIFY(second[i].cached);

@@ -1,9 +1,9 @@
 #include "testmain.h"
 #include "testsupport.h"
 
-#include <evaluator.h>
-
 #include <QTemporaryDir>
+
+#include <evaluator.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -12,12 +12,6 @@ using namespace std::chrono_literals;
 // The evaluator on a CUDA device: the shipped baselines pass and score about 100 against
 // themselves, and the CUDA forms of the known cheats and faults get the verdict they must.
 // Skips cleanly where no device is present.
-static const char* kDefinition = R"JSON({"name": "scale", "op_type": "elementwise",
-  "axes": {"n": {"type": "var"}},
-  "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "alpha": {"shape": null, "dtype": "float32"}},
-  "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
-  "tolerance": {"atol": 1e-5, "rtol": 1e-5},
-  "cost_model": {"bytes": "%BYTES%", "flops": "n"}})JSON";
 
 static const char* kWorkloads =
     R"({"definition": "scale", "workload": {"uuid": "n-4m", "axes": {"n": 4194304}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": 1.5}}}}
@@ -32,7 +26,8 @@ __global__ void scale_kernel(const float* __restrict__ x, float alpha, float* __
 }
 )";
 
-class TestGpuEvaluator : public QObject {
+class TestGpuEvaluator : public QObject
+{
     Q_OBJECT
 private slots:
     void initTestCase();
@@ -45,7 +40,8 @@ private slots:
     void fasterThanTheFloorIsRejected();
 
 private:
-    std::unique_ptr<Evaluator> scaleEvaluator(const std::string& bytesExpression, std::chrono::milliseconds timeout = 60s);
+    std::unique_ptr<Evaluator> scaleEvaluator(
+        const std::string& bytesExpression, std::chrono::milliseconds timeout = 60s);
     fs::path candidate(const std::string& name, const std::string& body);
     std::string honestBody() const;
 
@@ -76,15 +72,15 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
 })";
 }
 
-std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(const std::string& bytesExpression, std::chrono::milliseconds timeout)
+std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(
+    const std::string& bytesExpression, std::chrono::milliseconds timeout)
 {
     const fs::path root = m_root / ("scale-" + std::to_string(std::rand()));
-    std::string def = kDefinition;
-    def.replace(def.find("%BYTES%"), 7, bytesExpression);
-    test::writeText(root / "definition.json", def);
+    test::writeText(root / "definition.json", test::scaleDefinition(bytesExpression));
     test::writeText(root / "workloads.jsonl", kWorkloads);
-    test::writeText(root / "reference.cpp", "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-                                            "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n");
+    test::writeText(root / "reference.cpp",
+        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n");
     test::writeText(root / "baseline.cu", "#include \"ks_task.h\"\n" + honestBody() + "\n");
     auto loaded = loadTask(root);
     if (!loaded.task)
@@ -143,27 +139,41 @@ void TestGpuEvaluator::cudaVerdicts_data()
     QTest::addColumn<QString>("logFragment");
     const std::string k = kKernel;
     auto launch = [&](const std::string& before, const std::string& after) {
-        return QString::fromStdString(k + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { " + before
-                                      + " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n); " + after
-                                      + " return (int)cudaGetLastError(); }");
+        return QString::fromStdString(k
+            + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { " + before
+            + " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n); " + after
+            + " return (int)cudaGetLastError(); }");
     };
     QTest::newRow("illegal address") << QString::fromStdString(
         "__global__ void bad(float* p) { p[threadIdx.x + (1ull << 40)] = 1.0f; }\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { bad<<<1, 32, 0, stream>>>(a->y); return 0; }")
-                                     << "RUNTIME_ERROR" << "cudaErrorIllegalAddress";
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { bad<<<1, 32, 0, "
+        "stream>>>(a->y); return 0; }")
+                                     << "RUNTIME_ERROR"
+                                     << "cudaErrorIllegalAddress";
     QTest::newRow("endless kernel") << QString::fromStdString(
         "__global__ void spin(volatile int* f) { f[0] = 0; while (f[0] == 0) {} }\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { spin<<<1, 1, 0, stream>>>((volatile int*)a->y + 1); return 0; }")
-                                    << "TIMEOUT" << "timed out";
-    QTest::newRow("honest after faults") << launch("", "") << "PASSED" << "";
-    QTest::newRow("NaN output") << launch("", "cudaMemsetAsync(a->y, 0xff, 64, stream);") << "INCORRECT_NUMERICAL" << "NaN";
-    QTest::newRow("half the output") << QString::fromStdString(k + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {"
-                                                               " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n / 2); return 0; }")
-                                     << "INCORRECT_NUMERICAL" << "elements outside tolerance";
-    QTest::newRow("modifies an input") << launch("", "cudaMemsetAsync((void*)a->x, 0, 16, stream);") << "REJECTED" << "modified its inputs";
-    QTest::newRow("caches by pointer") << launch("static const float* seen; if (seen == a->x) return 0; if (!seen) seen = a->x;", "")
-                                       << "INCORRECT_NUMERICAL" << "timing loop";
-    QTest::newRow("looks for an API key") << launch("", "if (std::getenv(\"OPENAI_API_KEY\")) cudaMemsetAsync(a->y, 0, 4, stream);") << "PASSED" << "";
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { spin<<<1, 1, 0, "
+        "stream>>>((volatile int*)a->y + 1); return 0; }")
+                                    << "TIMEOUT"
+                                    << "timed out";
+    QTest::newRow("honest after faults") << launch("", "") << "PASSED"
+                                         << "";
+    QTest::newRow("NaN output") << launch("", "cudaMemsetAsync(a->y, 0xff, 64, stream);") << "INCORRECT_NUMERICAL"
+                                << "NaN";
+    QTest::newRow("half the output") << QString::fromStdString(k
+        + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {"
+          " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n / 2); return 0; }")
+                                     << "INCORRECT_NUMERICAL"
+                                     << "elements outside tolerance";
+    QTest::newRow("modifies an input") << launch("", "cudaMemsetAsync((void*)a->x, 0, 16, stream);") << "REJECTED"
+                                       << "modified its inputs";
+    QTest::newRow("caches by pointer") << launch(
+        "static const float* seen; if (seen == a->x) return 0; if (!seen) seen = a->x;", "")
+                                       << "INCORRECT_NUMERICAL"
+                                       << "timing loop";
+    QTest::newRow("looks for an API key")
+        << launch("", "if (std::getenv(\"OPENAI_API_KEY\")) cudaMemsetAsync(a->y, 0, 4, stream);") << "PASSED"
+        << "";
 }
 
 void TestGpuEvaluator::cudaVerdicts()
@@ -195,8 +205,8 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {
     QCOMPARE(side.status, Verdict::Passed);
     for (std::size_t i = 0; i < side.workloads.size(); ++i) {
         qInfo("%s: honest %.2f us, side stream %.2f us (%d of %d samples had side work)", side.workloads[i].id.c_str(),
-              honest.workloads[i].latencyMicros, side.workloads[i].latencyMicros, side.workloads[i].sideWorkSamples,
-              side.workloads[i].samples);
+            honest.workloads[i].latencyMicros, side.workloads[i].latencyMicros, side.workloads[i].sideWorkSamples,
+            side.workloads[i].samples);
         QVERIFY(side.workloads[i].latencyMicros > 0.8 * honest.workloads[i].latencyMicros);
     }
 }
@@ -223,8 +233,8 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
     QCOMPARE(honest.status, Verdict::Passed);
     QCOMPARE(sticky.status, Verdict::Passed);
     for (std::size_t i = 0; i < sticky.workloads.size(); ++i) {
-        qInfo("%s: honest %.2f us, persisting window %.2f us", sticky.workloads[i].id.c_str(), honest.workloads[i].latencyMicros,
-              sticky.workloads[i].latencyMicros);
+        qInfo("%s: honest %.2f us, persisting window %.2f us", sticky.workloads[i].id.c_str(),
+            honest.workloads[i].latencyMicros, sticky.workloads[i].latencyMicros);
         QVERIFY(sticky.workloads[i].latencyMicros > 0.85 * honest.workloads[i].latencyMicros);
     }
 }

@@ -15,12 +15,6 @@ using namespace ks;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// y = alpha * x. Small enough to reason about every element.
-static const char* kScale = R"({"name": "scale", "op_type": "elementwise",
-  "axes": {"n": {"type": "var"}},
-  "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "alpha": {"shape": null, "dtype": "float32"}},
-  "outputs": {"y": {"shape": ["n"], "dtype": "float32"}}})";
-
 static const char* kPrologue = "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n";
 
 class TestRunner : public QObject
@@ -46,7 +40,7 @@ void TestRunner::initTestCase()
 {
     std::string err;
     Diagnostics diag;
-    m_def = *parseDefinition(*parseStrictJson(kScale, err), "scale.json", diag);
+    m_def = *parseDefinition(*parseStrictJson(test::scaleDefinition(), err), "scale.json", diag);
     qputenv("OPENAI_API_KEY", "sk-must-not-leak");
 }
 

@@ -3,8 +3,8 @@
 #include <util/parallel.h>
 
 #include <cmath>
-#include <vector>
 #include <sstream>
+#include <vector>
 
 namespace ks {
 

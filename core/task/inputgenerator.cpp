@@ -119,7 +119,8 @@ HostTensor InputGenerator::generate(const TensorSpec& spec, std::uint32_t trial)
                     if (!floating)
                         v = std::floor(v);
                 } else {
-                    v = src.mean + src.stddev * std::sqrt(-2.0 * std::log(unit(a))) * std::cos(6.283185307179586 * unit(b));
+                    v = src.mean
+                        + src.stddev * std::sqrt(-2.0 * std::log(unit(a))) * std::cos(6.283185307179586 * unit(b));
                     if (dtype == DType::Float8E4M3 || dtype == DType::Float8E5M2)
                         v = std::clamp(v, -2.0, 2.0); // as FlashInfer-Bench draws low-bit inputs
                 }

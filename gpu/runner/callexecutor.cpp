@@ -4,13 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-
 #include <fcntl.h>
+#include <fstream>
+#include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <stdexcept>
 
 namespace ksr {
 namespace {
@@ -84,7 +83,8 @@ public:
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             throw std::runtime_error(path + ": cannot open input");
-        struct stat st {};
+        struct stat st {
+        };
         if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes) {
             ::close(fd);
             throw std::runtime_error(path + ": shorter than " + std::to_string(bytes) + " bytes");

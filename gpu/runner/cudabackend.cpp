@@ -120,7 +120,8 @@ public:
             cudaMemsetAsync(scratch, i, 4, m_stream);
             cudaEventRecord(m_end, m_stream);
             cudaDeviceSynchronize();
-            const double wall = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            const double wall =
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
             float ms = 0.0f;
             cudaEventElapsedTime(&ms, m_start, m_end);
             gaps.push_back(wall - static_cast<double>(ms) * 1000.0);
@@ -170,7 +171,7 @@ private:
     {
         if (!m_flush)
             check(cudaMalloc(&m_flush, 2 * m_l2Bytes), "cudaMalloc (L2 flush buffer)");
-        cudaMemsetAsync(m_flush, 0, std::min<std::size_t>(m_l2Bytes / 2, std::size_t{32} << 20), m_stream);
+        cudaMemsetAsync(m_flush, 0, std::min<std::size_t>(m_l2Bytes / 2, std::size_t {32} << 20), m_stream);
     }
 
     void noteError(cudaError_t err)
