@@ -1,6 +1,9 @@
 #include "fakehttpserver.h"
 
+#include <QSignalSpy>
 #include <QTcpSocket>
+
+#include <memory>
 
 namespace ks::test {
 
@@ -64,6 +67,17 @@ void FakeHttpServer::serve(QTcpSocket* socket)
         if (r.closeAfter)
             socket->disconnectFromHost();
     });
+}
+
+LlmResult runCall(LlmProvider& provider, const LlmRequest& request, QStringList* deltas)
+{
+    std::unique_ptr<LlmCall> c(provider.send(request));
+    QSignalSpy finished(c.get(), &LlmCall::finished);
+    if (deltas)
+        QObject::connect(c.get(), &LlmCall::textDelta, c.get(), [deltas](const QString& t) { deltas->append(t); });
+    if (!finished.wait(20000))
+        return {};
+    return finished.at(0).at(0).value<LlmResult>();
 }
 
 } // namespace ks::test

@@ -4,6 +4,8 @@
 #include <QList>
 #include <QTcpServer>
 
+#include <llm/llmprovider.h>
+
 namespace ks::test {
 
 // An HTTP/1.1 server on 127.0.0.1 that answers each connection with the next scripted response
@@ -39,5 +41,9 @@ private:
     QList<Response> m_responses;
     QList<Request> m_requests;
 };
+
+// Sends one request and waits (with the event loop running) for its result; streamed pieces
+// are collected into `deltas` when given.
+LlmResult runCall(LlmProvider& provider, const LlmRequest& request, QStringList* deltas = nullptr);
 
 } // namespace ks::test

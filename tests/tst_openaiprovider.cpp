@@ -54,13 +54,7 @@ LlmResult TestOpenAiProvider::call(FakeHttpServer& server, bool stream, QStringL
     if (settings.backoffBaseMs == ProviderSettings {}.backoffBaseMs)
         settings.backoffBaseMs = 10;
     OpenAiProvider provider(settings);
-    std::unique_ptr<LlmCall> c(provider.send(request(stream)));
-    QSignalSpy finished(c.get(), &LlmCall::finished);
-    if (deltas)
-        connect(c.get(), &LlmCall::textDelta, this, [deltas](const QString& t) { deltas->append(t); });
-    if (!finished.wait(20000))
-        return {};
-    return finished.at(0).at(0).value<LlmResult>();
+    return test::runCall(provider, request(stream), deltas);
 }
 
 void TestOpenAiProvider::nonStreamedAnswer()
