@@ -248,11 +248,13 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         outcome.status =
             result.process.timedOut ? RunnerCallOutcome::Status::TimedOut : RunnerCallOutcome::Status::Crashed;
         outcome.message = "the runner " + result.process.describeExit() + " during this call";
-        const std::string tail = result.process.err.size() > 2000
-            ? result.process.err.substr(result.process.err.size() - 2000)
-            : result.process.err;
-        if (!tail.empty())
-            outcome.message += "; stderr: " + tail;
+        // The start says what happened (a sanitizer's or the kernel's own message), the end
+        // where; the middle of a long stack trace is dropped.
+        const std::string& err = result.process.err;
+        const std::string excerpt =
+            err.size() > 1200 ? err.substr(0, 400) + "\n[...]\n" + err.substr(err.size() - 400) : err;
+        if (!excerpt.empty())
+            outcome.message += "; stderr: " + excerpt;
     } else if (result.process.timedOut) {
         for (auto& c : result.calls)
             if (c.status == RunnerCallOutcome::Status::NotRun) {

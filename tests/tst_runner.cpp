@@ -159,7 +159,7 @@ void TestRunner::kernels()
     }
     QCOMPARE(allCorrect, correct);
     if (status == u"crashed")
-        QVERIFY2(r.calls[0].message.find("SIGSEGV") != std::string::npos, r.calls[0].message.c_str());
+        QVERIFY2(r.calls[0].message.find("SEGV") != std::string::npos, r.calls[0].message.c_str());
 }
 
 void TestRunner::missingEntryPoint()
