@@ -1,6 +1,7 @@
 // `ksearch eval`: compile, verify and benchmark one kernel file against a task.
 
 #include "cli.h"
+#include "commandsupport.h"
 #include "exitcodes.h"
 
 #include <task/taskcatalog.h>
@@ -98,14 +99,8 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     const QCommandLineOption keep(
         QStringLiteral("keep"), QStringLiteral("keep the scratch folder (runner jobs, inputs)"));
     parser.addOptions({help, task, backend, workloads, json, repeat, seed, maxSeconds, timeout, keep});
-    if (!parser.parse(arguments)) {
-        err << "ksearch eval: " << parser.errorText() << "\n";
-        return exitcode::InvalidInput;
-    }
-    if (parser.isSet(help)) {
-        out << parser.helpText();
-        return exitcode::Success;
-    }
+    if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch eval"), out, err))
+        return *done;
     const QStringList pos = parser.positionalArguments();
     if (!parser.isSet(task) || pos.size() != 1) {
         err << "ksearch eval: expected --task NAME|PATH and one kernel FILE\nTry 'ksearch eval --help'.\n";
@@ -133,17 +128,9 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         err << "ksearch eval: " << pos[0] << ": no such file\n";
         return exitcode::InvalidInput;
     }
-    std::string error;
-    const auto dir = resolveTask(parser.value(task).toStdString(), error);
-    if (!dir) {
-        err << "ksearch eval: --task: " << QString::fromStdString(error) << "\n";
+    auto loadedTask = loadNamedTask(parser.value(task), err);
+    if (!loadedTask)
         return exitcode::InvalidInput;
-    }
-    auto loaded = loadTask(*dir);
-    if (!loaded.task) {
-        err << QString::fromStdString(loaded.diagnostics.formatAll());
-        return exitcode::InvalidInput;
-    }
 
     // Input and output buffers go through files: on tmpfs when there is one.
     const bool shm = QFileInfo(QStringLiteral("/dev/shm")).isWritable();
@@ -161,12 +148,12 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     for (const QString& id : parser.value(workloads).split(u',', Qt::SkipEmptyParts))
         settings.workloadIds.push_back(id.trimmed().toStdString());
     for (const auto& id : settings.workloadIds)
-        if (!loaded.task->workload(id)) {
+        if (!loadedTask->workload(id)) {
             err << "ksearch eval: --workloads: no workload '" << QString::fromStdString(id) << "' in "
-                << QString::fromStdString(loaded.task->definition.name) << " (or the prefix is ambiguous)\n";
+                << QString::fromStdString(loadedTask->definition.name) << " (or the prefix is ambiguous)\n";
             return exitcode::InvalidInput;
         }
-    Evaluator evaluator(std::move(*loaded.task), settings);
+    Evaluator evaluator(std::move(*loadedTask), settings);
     if (const auto problem = evaluator.environmentProblem()) {
         err << "ksearch eval: the " << parser.value(backend)
             << " backend is not available: " << QString::fromStdString(*problem) << "\n";

@@ -1,6 +1,7 @@
 // `ksearch tasks list|show|check`.
 
 #include "cli.h"
+#include "commandsupport.h"
 #include "exitcodes.h"
 
 #include <task/abiheader.h>
@@ -51,24 +52,6 @@ std::string humanCount(double v)
     else
         s << v << " ";
     return s.str();
-}
-
-// Loads a task named on the command line, printing every issue; nullopt means exit 2.
-std::optional<Task> loadNamedTask(const QString& nameOrPath, QTextStream& err)
-{
-    std::string error;
-    const auto dir = resolveTask(nameOrPath.toStdString(), error);
-    if (!dir) {
-        err << "ksearch: " << q(error) << "\n";
-        return std::nullopt;
-    }
-    auto result = loadTask(*dir);
-    for (const auto& issue : result.diagnostics.issues())
-        err << q(issue.format()) << "\n";
-    if (!result.task)
-        err << "ksearch: " << q(dir->string()) << ": the task is invalid (" << result.diagnostics.errors().size()
-            << " error(s))\n";
-    return std::move(result.task);
 }
 
 int listTasksCommand(QTextStream& out)
@@ -225,14 +208,8 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& /*global*
         QStringLiteral("NAME"), QStringLiteral("host"));
     const QCommandLineOption keep(QStringLiteral("keep"), QStringLiteral("check: keep the scratch folder"));
     parser.addOptions({help, abi, workloads, ids, backend, keep});
-    if (!parser.parse(arguments)) {
-        err << "ksearch tasks: " << parser.errorText() << "\n";
-        return exitcode::InvalidInput;
-    }
-    if (parser.isSet(help)) {
-        out << parser.helpText();
-        return exitcode::Success;
-    }
+    if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch tasks"), out, err))
+        return *done;
     const QStringList pos = parser.positionalArguments();
     const QString action = pos.value(0);
     if (action == u"list" && pos.size() == 1)

@@ -2,7 +2,9 @@
 
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QTest>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -27,6 +29,18 @@ fs::path binDir()
 fs::path tasksDir()
 {
     return sourceDir() / "tasks";
+}
+
+void addTaskRowsWith(const char* file)
+{
+    QTest::addColumn<QString>("task");
+    std::vector<fs::path> folders;
+    for (const auto& entry : fs::directory_iterator(tasksDir()))
+        if (fs::exists(entry.path() / file))
+            folders.push_back(entry.path());
+    std::sort(folders.begin(), folders.end()); // stable row order, whatever the file system's
+    for (const auto& f : folders)
+        QTest::addRow("%s", f.filename().c_str()) << QString::fromStdString(f.string());
 }
 
 void writeText(const fs::path& path, const std::string& text)

@@ -12,6 +12,9 @@ std::filesystem::path sourceDir();
 std::filesystem::path binDir();
 std::filesystem::path tasksDir();
 
+// One "task" data row (a QString folder) per shipped task that has `file`, e.g. "baseline.cu".
+void addTaskRowsWith(const char* file);
+
 void writeText(const std::filesystem::path& path, const std::string& text);
 std::string readText(const std::filesystem::path& path);
 void copyTree(const std::filesystem::path& from, const std::filesystem::path& to);

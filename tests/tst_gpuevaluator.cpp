@@ -103,10 +103,7 @@ fs::path TestGpuEvaluator::candidate(const std::string& name, const std::string&
 
 void TestGpuEvaluator::shippedBaselinesPass_data()
 {
-    QTest::addColumn<QString>("task");
-    for (const auto& entry : fs::directory_iterator(test::tasksDir()))
-        if (fs::exists(entry.path() / "baseline.cu"))
-            QTest::addRow("%s", entry.path().filename().c_str()) << QString::fromStdString(entry.path().string());
+    test::addTaskRowsWith("baseline.cu");
 }
 
 void TestGpuEvaluator::shippedBaselinesPass()

@@ -44,10 +44,7 @@ void TestGpuKernels::initTestCase()
 
 void TestGpuKernels::tasksAgreeOnTheGpu_data()
 {
-    QTest::addColumn<QString>("task");
-    for (const auto& entry : fs::directory_iterator(test::tasksDir()))
-        if (fs::exists(entry.path() / "baseline.cu"))
-            QTest::addRow("%s", entry.path().filename().c_str()) << QString::fromStdString(entry.path().string());
+    test::addTaskRowsWith("baseline.cu");
 }
 
 void TestGpuKernels::tasksAgreeOnTheGpu()
