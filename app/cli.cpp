@@ -12,7 +12,8 @@ namespace ks::cli {
 
 namespace {
 
-const QStringList kCommands {QStringLiteral("gui"), QStringLiteral("tasks"), QStringLiteral("eval")};
+const QStringList kCommands {
+    QStringLiteral("gui"), QStringLiteral("tasks"), QStringLiteral("eval"), QStringLiteral("llm")};
 
 struct Split {
     GlobalOptions global;
@@ -75,6 +76,9 @@ QString usageText()
         "                         and compare them on the smallest workloads (--backend cuda: the .cu too)\n"
         "  eval --task NAME FILE  compile, verify and benchmark a kernel: per-workload table and score J\n"
         "                         (--backend cuda|host, --workloads ID,..., --json, --repeat N)\n"
+        "  llm ping --provider NAME --model NAME\n"
+        "                         one short exchange with a model: answer, latency, tokens, cost\n"
+        "                         (--base-url URL, --command CMD, --replay FILE, --prices FILE)\n"
         "\n"
         "Options:\n"
         "  -h, --help             show this help (ksearch COMMAND --help for a command's own)\n"
@@ -128,6 +132,8 @@ int dispatch(const QStringList& arguments)
         return runTasksCommand(rest, s.global);
     if (s.command == u"eval")
         return runEvalCommand(rest, s.global);
+    if (s.command == u"llm")
+        return runLlmCommand(rest, s.global);
     return runGui(rest.isEmpty() ? QStringList {QStringLiteral("ksearch gui")} : rest, s.global);
 }
 

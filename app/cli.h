@@ -19,6 +19,7 @@ bool wantsGui(const QStringList& arguments);
 int runTasksCommand(const QStringList& arguments, const GlobalOptions& global);
 int runGui(const QStringList& arguments, const GlobalOptions& global);
 int runEvalCommand(const QStringList& arguments, const GlobalOptions& global);
+int runLlmCommand(const QStringList& arguments, const GlobalOptions& global);
 
 QString usageText();
 

@@ -1,8 +1,10 @@
 #include "testsupport.h"
 
+#include <QEventLoop>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QTest>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdlib>
@@ -89,7 +91,13 @@ ProcessOutput runProgram(
     ProcessOutput out;
     if (!p.waitForStarted(10000))
         return out;
-    if (!p.waitForFinished(timeoutMs)) {
+    // Wait with the event loop running: a test's loopback server must go on answering the child.
+    QEventLoop loop;
+    QObject::connect(&p, &QProcess::finished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+    if (p.state() != QProcess::NotRunning)
+        loop.exec();
+    if (p.state() != QProcess::NotRunning) {
         p.kill();
         p.waitForFinished();
     }

@@ -1,7 +1,5 @@
 #include "anthropicprovider.h"
 
-#include "httpllmcall.h"
-
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -96,15 +94,9 @@ QByteArray anthropicRequestBody(const LlmRequest& request)
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
-AnthropicProvider::AnthropicProvider(ProviderSettings settings, QObject* parent)
-    : QObject(parent)
-    , m_settings(normalized(std::move(settings)))
-{
-}
-
 LlmCall* AnthropicProvider::send(const LlmRequest& request)
 {
-    return new AnthropicCall(m_network, m_settings, request);
+    return new AnthropicCall(network(), settings(), request);
 }
 
 } // namespace ks

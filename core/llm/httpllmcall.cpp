@@ -1,5 +1,8 @@
 #include "httpllmcall.h"
 
+#include <util/secrets.h>
+
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkReply>
@@ -14,11 +17,18 @@ LlmError malformed(const QString& what)
     return {LlmErrorKind::MalformedResponse, 200, what};
 }
 
-ProviderSettings normalized(ProviderSettings settings)
+ProviderSettings prepared(ProviderSettings settings)
 {
     while (settings.baseUrl.endsWith(u'/'))
         settings.baseUrl.chop(1);
+    registerSecret(settings.apiKey);
     return settings;
+}
+
+HttpProvider::HttpProvider(ProviderSettings settings, QObject* parent)
+    : QObject(parent)
+    , m_settings(prepared(std::move(settings)))
+{
 }
 
 LlmError classifyHttpError(int status, const QByteArray& body)
@@ -29,15 +39,25 @@ LlmError classifyHttpError(int status, const QByteArray& body)
         + error.value(u"status").toString();
     if (detail.isEmpty())
         detail = QString::fromUtf8(body.left(300)).trimmed();
+    // Gemini names a retry delay in the body (details[].retryDelay "13s") instead of a header.
+    int retryAfterMs = -1;
+    for (const auto& d : error.value(u"details").toArray()) {
+        const QString delay = d.toObject().value(u"retryDelay").toString();
+        if (delay.endsWith(u's'))
+            retryAfterMs = static_cast<int>(delay.chopped(1).toDouble() * 1000);
+    }
     LlmError e;
     e.httpStatus = status;
-    if (status == 401 || status == 403) {
+    e.retryAfterMs = retryAfterMs;
+    const bool keyRejected = body.contains("API_KEY_INVALID") || detail.contains(u"API key not valid");
+    if (status == 401 || status == 403 || keyRejected) {
         e.kind = LlmErrorKind::Authentication;
         e.message = QStringLiteral("the endpoint refused the API key (HTTP %1): %2; check the key for this provider")
                         .arg(status)
                         .arg(detail);
     } else if (status == 429
-        && (code.contains(u"insufficient_quota") || detail.contains(u"quota", Qt::CaseInsensitive))) {
+        && (code.contains(u"insufficient_quota")
+            || (retryAfterMs < 0 && detail.contains(u"quota", Qt::CaseInsensitive)))) {
         e.kind = LlmErrorKind::Quota;
         e.message = QStringLiteral("the account's quota is used up (HTTP 429): %1").arg(detail);
     } else if (status == 429) {
@@ -177,6 +197,8 @@ void HttpLlmCall::retryOrFail(const LlmError& error, QNetworkReply* reply)
     const int retryAfter = reply->rawHeader("Retry-After").trimmed().toInt(&ok);
     if (ok && retryAfter >= 0)
         delay = std::min(retryAfter * 1000, m_settings.maxRetryAfterMs);
+    else if (error.retryAfterMs >= 0)
+        delay = std::min(error.retryAfterMs, m_settings.maxRetryAfterMs);
     ++m_attempt;
     spdlog::warn("{} call: {}; retry {} of {} in {:.1f} s", m_request.role.toStdString(), error.message.toStdString(),
         m_attempt, m_settings.maxRetries, delay / 1000.0);
@@ -203,6 +225,8 @@ void HttpLlmCall::finish(const std::optional<LlmError>& error)
     m_total.stop();
     m_idle.stop();
     m_result.error = error;
+    if (m_result.error) // servers echo keys in their error bodies
+        m_result.error->message = redactSecrets(m_result.error->message);
     m_result.latencySeconds = static_cast<double>(m_clock.elapsed()) / 1000.0;
     emit finished(m_result);
 }

@@ -60,11 +60,29 @@ private:
     bool m_gotHeaders = false, m_streamComplete = false, m_done = false;
 };
 
+// What the HTTP providers share: their settings (the key registered as a secret, the base URL
+// without trailing slashes) and one network manager for all their calls.
+class HttpProvider : public QObject, public LlmProvider
+{
+    Q_OBJECT
+public:
+    explicit HttpProvider(ProviderSettings settings, QObject* parent = nullptr);
+    const ProviderSettings& settings() const { return m_settings; }
+
+protected:
+    QNetworkAccessManager& network() { return m_network; }
+
+private:
+    ProviderSettings m_settings;
+    QNetworkAccessManager m_network;
+};
+
 // Reads the error bodies of OpenAI, Anthropic and Gemini ({"error": {"message", "type" | "code" |
 // "status"}}) into an error a user can act on.
 LlmError classifyHttpError(int status, const QByteArray& body);
 LlmError malformed(const QString& what);
-// The settings with the base URL's trailing slashes removed ("…/v1/" and "…/v1" are the same).
-ProviderSettings normalized(ProviderSettings settings);
+// The settings with the base URL's trailing slashes removed ("…/v1/" and "…/v1" are the same),
+// and the API key registered as a secret so that nothing the process writes can contain it.
+ProviderSettings prepared(ProviderSettings settings);
 
 } // namespace ks

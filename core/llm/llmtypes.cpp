@@ -29,6 +29,12 @@ QString errorKindName(LlmErrorKind kind)
         return QStringLiteral("malformed response");
     case LlmErrorKind::Cancelled:
         return QStringLiteral("cancelled");
+    case LlmErrorKind::CommandFailed:
+        return QStringLiteral("command failed");
+    case LlmErrorKind::CostCap:
+        return QStringLiteral("dollar cap");
+    case LlmErrorKind::NoAnswer:
+        return QStringLiteral("no recorded answer");
     }
     return QStringLiteral("?");
 }

@@ -40,13 +40,17 @@ enum class LlmErrorKind {
     Timeout,
     Network,
     MalformedResponse,
-    Cancelled
+    Cancelled,
+    CommandFailed, // the command provider's program exited with an error
+    CostCap, // the dollar cap is reached: no new calls
+    NoAnswer // replay: nothing recorded for this request
 };
 
 struct LlmError {
     LlmErrorKind kind = LlmErrorKind::Network;
     int httpStatus = 0;
     QString message; // what the user can act on, with the server's own words where it gave any
+    int retryAfterMs = -1; // a delay the server asked for in its body, if any
 
     bool retryable() const;
 };
@@ -56,6 +60,8 @@ struct LlmResult {
     LlmUsage usage;
     QString model;
     double latencySeconds = 0.0;
+    double costDollars = 0.0; // filled by the accounting layer
+    bool priced = false; // false: the model is not in the price table, cost unknown
     std::optional<LlmError> error;
 };
 

@@ -1,7 +1,5 @@
 #include "openaiprovider.h"
 
-#include "httpllmcall.h"
-
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -91,15 +89,9 @@ QByteArray openAiRequestBody(const LlmRequest& request)
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
-OpenAiProvider::OpenAiProvider(ProviderSettings settings, QObject* parent)
-    : QObject(parent)
-    , m_settings(normalized(std::move(settings)))
-{
-}
-
 LlmCall* OpenAiProvider::send(const LlmRequest& request)
 {
-    return new OpenAiCall(m_network, m_settings, request);
+    return new OpenAiCall(network(), settings(), request);
 }
 
 } // namespace ks

@@ -1,14 +1,50 @@
 #include "logging.h"
 
+#include "secrets.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QStandardPaths>
 
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace ks {
+
+namespace {
+
+// Passes every message, with the process's secrets redacted, to the sinks behind it.
+class RedactingSink final : public spdlog::sinks::base_sink<std::mutex>
+{
+public:
+    explicit RedactingSink(std::vector<spdlog::sink_ptr> sinks)
+        : m_sinks(std::move(sinks))
+    {
+    }
+
+protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override
+    {
+        const std::string text = redactSecrets(std::string(msg.payload.data(), msg.payload.size()));
+        spdlog::details::log_msg copy = msg;
+        copy.payload = text;
+        for (const auto& s : m_sinks)
+            if (s->should_log(copy.level))
+                s->log(copy);
+    }
+    void flush_() override
+    {
+        for (const auto& s : m_sinks)
+            s->flush();
+    }
+
+private:
+    std::vector<spdlog::sink_ptr> m_sinks;
+};
+
+} // namespace
 
 std::string defaultLogFile()
 {
@@ -40,7 +76,7 @@ std::string setupLogging(const LoggingOptions& options)
             path.clear();
         }
     }
-    auto logger = std::make_shared<spdlog::logger>("ksearch", sinks.begin(), sinks.end());
+    auto logger = std::make_shared<spdlog::logger>("ksearch", std::make_shared<RedactingSink>(std::move(sinks)));
     logger->set_level(spdlog::level::debug);
     logger->flush_on(spdlog::level::info);
     spdlog::set_default_logger(logger);
