@@ -12,8 +12,8 @@ namespace ks::cli {
 
 namespace {
 
-const QStringList kCommands {
-    QStringLiteral("gui"), QStringLiteral("tasks"), QStringLiteral("eval"), QStringLiteral("llm")};
+const QStringList kCommands {QStringLiteral("gui"), QStringLiteral("tasks"), QStringLiteral("eval"),
+    QStringLiteral("llm"), QStringLiteral("run"), QStringLiteral("export")};
 
 struct Split {
     GlobalOptions global;
@@ -76,6 +76,11 @@ QString usageText()
         "                         and compare them on the smallest workloads (--backend cuda: the .cu too)\n"
         "  eval --task NAME FILE  compile, verify and benchmark a kernel: per-workload table and score J\n"
         "                         (--backend cuda|host, --workloads ID,..., --json, --repeat N)\n"
+        "  run --task NAME --session DIR --provider NAME --model NAME\n"
+        "                         run a search (--strategy, --budget, --k, --backend, --seed, --coder-*,\n"
+        "                         --target, --max-time, --max-dollars; --resume to continue a session)\n"
+        "  export --session DIR --out DIR\n"
+        "                         best kernel, report, tree (JSON, SVG) and a FlashInfer-Bench solution\n"
         "  llm ping --provider NAME --model NAME\n"
         "                         one short exchange with a model: answer, latency, tokens, cost\n"
         "                         (--base-url URL, --command CMD, --replay FILE, --prices FILE)\n"
@@ -134,6 +139,10 @@ int dispatch(const QStringList& arguments)
         return runEvalCommand(rest, s.global);
     if (s.command == u"llm")
         return runLlmCommand(rest, s.global);
+    if (s.command == u"run")
+        return runRunCommand(rest, s.global);
+    if (s.command == u"export")
+        return runExportCommand(rest, s.global);
     return runGui(rest.isEmpty() ? QStringList {QStringLiteral("ksearch gui")} : rest, s.global);
 }
 

@@ -20,6 +20,8 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& global);
 int runGui(const QStringList& arguments, const GlobalOptions& global);
 int runEvalCommand(const QStringList& arguments, const GlobalOptions& global);
 int runLlmCommand(const QStringList& arguments, const GlobalOptions& global);
+int runRunCommand(const QStringList& arguments, const GlobalOptions& global);
+int runExportCommand(const QStringList& arguments, const GlobalOptions& global);
 
 QString usageText();
 

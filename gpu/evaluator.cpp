@@ -120,6 +120,20 @@ Evaluator::Evaluator(Task task, EvaluatorSettings settings)
 
 Evaluator::~Evaluator() = default;
 
+std::string Evaluator::targetDescription() const
+{
+    if (m_settings.backend == Backend::Host)
+        return "the host CPU (one process; OpenMP threads allowed)";
+    return (m_device.empty() ? std::string("an NVIDIA GPU") : m_device) + " (sm_" + m_settings.cudaArch + ")";
+}
+
+std::string Evaluator::compilerDescription() const
+{
+    if (m_settings.backend == Backend::Host)
+        return hostCompiler() + " -std=c++17 -O3 -march=native -fopenmp";
+    return "nvcc -std=c++17 -O3 -gencode=arch=compute_" + m_settings.cudaArch + ",code=sm_" + m_settings.cudaArch;
+}
+
 std::optional<std::string> Evaluator::environmentProblem()
 {
     SubprocessRequest req;

@@ -4,6 +4,7 @@
 #include "compiler.h"
 #include "runnerclient.h"
 
+#include <search/candidateevaluator.h>
 #include <task/evaluation.h>
 #include <task/hosttensor.h>
 #include <task/task.h>
@@ -39,13 +40,17 @@ struct EvaluatorSettings {
 // baseline's latencies are computed once, on first use, and reused for every later candidate
 // (same secret seed, same inputs). Blocking: use it from a worker thread. Runner jobs that
 // execute kernels take a per-device lock, so evaluators on several threads share one GPU queue.
-class Evaluator
+class Evaluator : public CandidateEvaluator
 {
 public:
     Evaluator(Task task, EvaluatorSettings settings);
-    ~Evaluator();
+    ~Evaluator() override;
 
-    Evaluation evaluate(const std::filesystem::path& source);
+    Evaluation evaluate(const std::filesystem::path& source) override;
+    std::string sourceSuffix() const override { return m_settings.backend == Backend::Cuda ? ".cu" : ".cpp"; }
+    // The device's name once environmentProblem() or an evaluation has seen it.
+    std::string targetDescription() const override;
+    std::string compilerDescription() const;
 
     // Why the environment cannot evaluate on this backend (no CUDA device, no compiler), if so.
     std::optional<std::string> environmentProblem();

@@ -1,5 +1,7 @@
 #include "testsupport.h"
 
+#include "fakellm.h"
+
 #include <QEventLoop>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -75,6 +77,26 @@ std::string scaleDefinition(const std::string& costBytes)
   "tolerance": {"atol": 1e-5, "rtol": 1e-5},
   "cost_model": {"bytes": ")JSON"
         + costBytes + R"JSON(", "flops": "n"}})JSON";
+}
+
+void writeScaleTask(const fs::path& dir, const std::vector<long>& sizes, int baselinePasses)
+{
+    writeText(dir / "definition.json", scaleDefinition());
+    std::string workloads;
+    for (long n : sizes)
+        workloads += R"({"definition": "scale", "workload": {"uuid": "n-)" + std::to_string(n) + R"(", "axes": {"n": )"
+            + std::to_string(n)
+            + R"(}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": 1.5}}}})" + "\n";
+    writeText(dir / "workloads.jsonl", workloads);
+    writeText(dir / "reference.cpp",
+        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n");
+    writeText(dir / "baseline.cpp", scaleKernel(baselinePasses));
+}
+
+QString fakeLlmCommand()
+{
+    return QString::fromStdString((binDir() / "ks_fake_llm").string());
 }
 
 ProcessOutput runProgram(

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace ks::test {
 
@@ -22,6 +23,13 @@ void copyTree(const std::filesystem::path& from, const std::filesystem::path& to
 // definition.json of a small test task, y = alpha * x over float32 [n], with a cost model whose
 // byte count is `costBytes` (an expression over n).
 std::string scaleDefinition(const std::string& costBytes = "8 * n");
+
+// The "scale" task (y = alpha * x over float32 [n]) in `dir`, with workloads of `sizes` elements
+// and a baseline making `baselinePasses` passes over the data (fakellm.h writes candidates).
+void writeScaleTask(const std::filesystem::path& dir, const std::vector<long>& sizes, int baselinePasses);
+
+// The command that runs the scripted LLM (ks_fake_llm) for the command provider.
+QString fakeLlmCommand();
 
 struct ProcessOutput {
     int exitCode = -1;

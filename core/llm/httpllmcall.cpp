@@ -28,6 +28,7 @@ ProviderSettings prepared(ProviderSettings settings)
 HttpProvider::HttpProvider(ProviderSettings settings, QObject* parent)
     : QObject(parent)
     , m_settings(prepared(std::move(settings)))
+    , m_network(this) // a child, so that moveToThread takes it along
 {
 }
 

@@ -1,5 +1,7 @@
 #include "evaluation.h"
 
+#include <cmath>
+
 namespace ks {
 
 std::string_view verdictName(Verdict v)
@@ -31,7 +33,7 @@ nlohmann::json toJson(const Evaluation& e)
             {"max_abs_error", w.maxAbsError}, {"max_rel_error", w.maxRelError}, {"latency_us", w.latencyMicros},
             {"latency_p25_us", w.p25Micros}, {"latency_p75_us", w.p75Micros}, {"samples", w.samples},
             {"baseline_latency_us", w.baselineLatencyMicros}, {"speedup", w.speedup}, {"floor_us", w.floorMicros},
-            {"roofline_fraction", w.rooflineFraction}});
+            {"roofline_fraction", w.rooflineFraction}, {"side_work_samples", w.sideWorkSamples}});
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
         resources.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"shared_bytes", r.sharedBytes},
@@ -43,6 +45,74 @@ nlohmann::json toJson(const Evaluation& e)
         {"seconds",
             {{"compile", e.compileSeconds}, {"reference", e.referenceSeconds}, {"baseline", e.baselineSeconds},
                 {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds}, {"total", e.totalSeconds}}}};
+}
+
+std::optional<Verdict> parseVerdict(std::string_view name)
+{
+    for (Verdict v : {Verdict::Passed, Verdict::IncorrectNumerical, Verdict::IncorrectShape, Verdict::RuntimeError,
+             Verdict::CompileError, Verdict::Timeout, Verdict::Rejected})
+        if (verdictName(v) == name)
+            return v;
+    return std::nullopt;
+}
+
+namespace {
+
+// Numbers that JSON cannot hold (NaN, infinity) were written as null.
+double number(const nlohmann::json& o, const char* key)
+{
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<double>() : (it != o.end() && it->is_null() ? NAN : 0.0);
+}
+
+std::string text(const nlohmann::json& o, const char* key)
+{
+    const auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+} // namespace
+
+Evaluation evaluationFromJson(const nlohmann::json& j)
+{
+    Evaluation e;
+    e.status = parseVerdict(text(j, "status")).value_or(Verdict::RuntimeError);
+    e.score = number(j, "score");
+    e.latencyMicros = number(j, "latency_us");
+    e.baselineLatencyMicros = number(j, "baseline_latency_us");
+    e.log = text(j, "log");
+    e.device = text(j, "device");
+    e.copyBandwidthGBs = number(j, "copy_bandwidth_gbs");
+    e.compileCached = j.value("compile_cached", false);
+    for (const auto& w : j.value("workloads", nlohmann::json::array())) {
+        WorkloadEvaluation we;
+        we.id = text(w, "id");
+        we.status = parseVerdict(text(w, "status")).value_or(Verdict::RuntimeError);
+        we.message = text(w, "message");
+        we.maxAbsError = number(w, "max_abs_error");
+        we.maxRelError = number(w, "max_rel_error");
+        we.latencyMicros = number(w, "latency_us");
+        we.p25Micros = number(w, "latency_p25_us");
+        we.p75Micros = number(w, "latency_p75_us");
+        we.samples = static_cast<int>(number(w, "samples"));
+        we.sideWorkSamples = static_cast<int>(number(w, "side_work_samples"));
+        we.baselineLatencyMicros = number(w, "baseline_latency_us");
+        we.speedup = number(w, "speedup");
+        we.floorMicros = number(w, "floor_us");
+        we.rooflineFraction = number(w, "roofline_fraction");
+        e.workloads.push_back(std::move(we));
+    }
+    for (const auto& r : j.value("resources", nlohmann::json::array()))
+        e.resources.push_back({text(r, "kernel"), static_cast<int>(number(r, "registers")),
+            static_cast<long>(number(r, "shared_bytes")), static_cast<long>(number(r, "spill_bytes"))});
+    const nlohmann::json seconds = j.value("seconds", nlohmann::json::object());
+    e.compileSeconds = number(seconds, "compile");
+    e.referenceSeconds = number(seconds, "reference");
+    e.baselineSeconds = number(seconds, "baseline");
+    e.candidateSeconds = number(seconds, "candidate");
+    e.timedGpuSeconds = number(seconds, "timed_gpu");
+    e.totalSeconds = number(seconds, "total");
+    return e;
 }
 
 } // namespace ks

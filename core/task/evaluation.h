@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@ namespace ks {
 enum class Verdict { Passed, IncorrectNumerical, IncorrectShape, RuntimeError, CompileError, Timeout, Rejected };
 
 std::string_view verdictName(Verdict v);
+std::optional<Verdict> parseVerdict(std::string_view name);
 
 struct WorkloadEvaluation {
     std::string id;
@@ -53,5 +55,6 @@ struct Evaluation {
 };
 
 nlohmann::json toJson(const Evaluation& e);
+Evaluation evaluationFromJson(const nlohmann::json& j); // reads what toJson wrote
 
 } // namespace ks

@@ -1,0 +1,258 @@
+// `ksearch run`: a whole search, headless, with one progress line per evaluation.
+
+#include "cli.h"
+#include "commandsupport.h"
+#include "exitcodes.h"
+#include "llmoptions.h"
+#include "runprinter.h"
+
+#include <session/runsummary.h>
+#include <task/taskcatalog.h>
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QTextStream>
+
+#include <fstream>
+#include <searchrun.h>
+#include <sstream>
+
+namespace ks::cli {
+
+namespace {
+
+struct RunFlags {
+    QCommandLineOption help {{u"h"_qs, u"help"_qs}, u"Show this help."_qs};
+    QCommandLineOption task {u"task"_qs, u"task name or folder (a new session)"_qs, u"NAME|PATH"_qs};
+    QCommandLineOption session {u"session"_qs, u"the session folder (required)"_qs, u"DIR"_qs};
+    QCommandLineOption resume {u"resume"_qs, u"continue the session in --session"_qs};
+    QCommandLineOption strategy {u"strategy"_qs, u"ksearch (default), evolve or greedy"_qs, u"NAME"_qs};
+    QCommandLineOption budget {u"budget"_qs, u"evaluator calls, compile failures included (default 120)"_qs, u"N"_qs};
+    QCommandLineOption k {u"k"_qs, u"attempts without improvement that end an action (default 7)"_qs, u"N"_qs};
+    QCommandLineOption backend {u"backend"_qs, u"cuda (default) or host"_qs, u"NAME"_qs, u"cuda"_qs};
+    QCommandLineOption seed {
+        u"seed"_qs, u"a program to start from (evaluated first, attached to the root)"_qs, u"FILE"_qs};
+    QCommandLineOption target {u"target"_qs, u"stop once the best J reaches this"_qs, u"J"_qs};
+    QCommandLineOption maxTime {u"max-time"_qs, u"stop after this many seconds of running"_qs, u"S"_qs};
+    QCommandLineOption maxDollars {u"max-dollars"_qs, u"dollar cap on LLM calls"_qs, u"D"_qs};
+    QCommandLineOption minImprovement {u"min-improvement"_qs,
+        u"relative gain that counts as progress for K (default 0.01; raise it on noisy hosts)"_qs, u"F"_qs};
+    QCommandLineOption frozen {u"frozen-values"_qs, u"ablation: V never changes after insertion"_qs};
+    QCommandLineOption flat {u"flat"_qs, u"ablation: a flat list of intents instead of a tree"_qs};
+    QCommandLineOption islands {u"islands"_qs, u"evolve: number of islands (default 3)"_qs, u"N"_qs};
+    QCommandLineOption randomSeed {u"random-seed"_qs, u"evolve: seed of its random choices (default 1)"_qs, u"N"_qs};
+    QCommandLineOption benchSeconds {
+        u"bench-seconds"_qs, u"timing-loop cap per workload (default 1)"_qs, u"S"_qs, u"1"_qs};
+    QCommandLineOption label {u"label"_qs, u"a note stored with the session: how and why it was made"_qs, u"TEXT"_qs};
+    QCommandLineOption prices {u"prices"_qs, u"price overrides (JSON)"_qs, u"FILE"_qs};
+    QCommandLineOption quiet {u"quiet"_qs, u"only the summary"_qs};
+};
+
+std::optional<int> positiveInt(const QCommandLineParser& p, const QCommandLineOption& o, QString* error)
+{
+    bool ok = false;
+    const int v = p.value(o).toInt(&ok);
+    if (!ok || v < 1) {
+        *error = QStringLiteral("--%1: '%2' is not a positive integer").arg(o.names().first(), p.value(o));
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<double> nonNegative(const QCommandLineParser& p, const QCommandLineOption& o, QString* error)
+{
+    bool ok = false;
+    const double v = p.value(o).toDouble(&ok);
+    if (!ok || v < 0) {
+        *error = QStringLiteral("--%1: '%2' is not a number >= 0").arg(o.names().first(), p.value(o));
+        return std::nullopt;
+    }
+    return v;
+}
+
+// The settings of a new session from the flags; nullopt with `error` naming the flag.
+std::optional<SearchSettings> settingsFrom(const QCommandLineParser& p, const RunFlags& f, QString* error)
+{
+    SearchSettings s;
+    if (p.isSet(f.strategy)) {
+        const auto st = parseStrategy(p.value(f.strategy).toStdString());
+        if (!st) {
+            *error = QStringLiteral("--strategy: '%1' is not ksearch, evolve or greedy").arg(p.value(f.strategy));
+            return std::nullopt;
+        }
+        s.strategy = *st;
+    }
+    if (p.isSet(f.budget)) {
+        const auto v = positiveInt(p, f.budget, error);
+        if (!v)
+            return std::nullopt;
+        s.budget = *v;
+    }
+    if (p.isSet(f.k)) {
+        const auto v = positiveInt(p, f.k, error);
+        if (!v)
+            return std::nullopt;
+        s.stagnation = *v;
+    }
+    if (p.isSet(f.islands)) {
+        const auto v = positiveInt(p, f.islands, error);
+        if (!v)
+            return std::nullopt;
+        s.islands = *v;
+    }
+    if (p.isSet(f.randomSeed))
+        s.randomSeed = p.value(f.randomSeed).toULongLong();
+    for (auto [option, target] : {std::pair {&f.target, &s.targetScore}, std::pair {&f.maxTime, &s.maxSeconds},
+             std::pair {&f.maxDollars, &s.maxDollars}, std::pair {&f.minImprovement, &s.minImprovement}})
+        if (p.isSet(*option)) {
+            const auto v = nonNegative(p, *option, error);
+            if (!v)
+                return std::nullopt;
+            *target = *v;
+        }
+    s.frozenValues = p.isSet(f.frozen);
+    s.flat = p.isSet(f.flat);
+    return s;
+}
+
+} // namespace
+
+int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
+{
+    QTextStream out(stdout);
+    QTextStream err(stderr);
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        u"Run a search: the world model plans intents, the code policy implements them, every candidate is "
+        "compiled, verified and timed, and the session folder records everything (resume it with --resume)."_qs);
+    const RunFlags f;
+    parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.seed, f.target,
+        f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed, f.benchSeconds, f.label,
+        f.prices, f.quiet});
+    const LlmOptions planner;
+    const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
+    planner.addTo(parser);
+    coder.addTo(parser);
+    if (const auto done = parseSubcommand(parser, arguments, u"ksearch run"_qs, out, err))
+        return *done;
+    const auto usage = [&](const QString& message) {
+        err << "ksearch run: " << message << "\nTry 'ksearch run --help'.\n";
+        return exitcode::InvalidInput;
+    };
+    if (!parser.isSet(f.session))
+        return usage(u"--session DIR is required"_qs);
+    const std::filesystem::path dir = parser.value(f.session).toStdString();
+    QString error;
+    RunOptions options;
+    const auto bench = nonNegative(parser, f.benchSeconds, &error);
+    if (!bench || *bench <= 0)
+        return usage(bench ? u"--bench-seconds: must be above 0"_qs : error);
+    options.benchSeconds = *bench;
+    options.prices = loadPrices(parser.value(f.prices), &error);
+    if (!options.prices)
+        return usage(error);
+
+    std::unique_ptr<SearchRun> run;
+    std::string runError;
+    if (parser.isSet(f.resume)) {
+        for (const auto* o : {&f.task, &f.strategy, &f.seed, &f.backend, &f.frozen, &f.flat, &f.islands})
+            if (parser.isSet(*o))
+                return usage(QStringLiteral("--%1: a resumed session keeps the settings it was started with "
+                                            "(session.json)")
+                                 .arg(o->names().first()));
+        if (planner.isSet(parser) || coder.isSet(parser))
+            return usage(u"the provider flags: a resumed session keeps its LLM settings (session.json: llm)"_qs);
+        JournalRecovery recovery;
+        run = SearchRun::resume(dir, options, runError, &recovery);
+        if (!run)
+            return usage(QString::fromStdString(runError));
+        err << "ksearch run: resuming " << QString::fromStdString(dir.string()) << " after " << recovery.events
+            << " events" << (recovery.droppedPartialLine ? " (a partly written last event was dropped)" : "") << "\n";
+    } else {
+        if (!parser.isSet(f.task))
+            return usage(u"--task NAME|PATH is required for a new session (or --resume)"_qs);
+        auto settings = settingsFrom(parser, f, &error);
+        if (!settings)
+            return usage(error);
+        const auto b = parseBackend(parser.value(f.backend).toStdString());
+        if (!b)
+            return usage(QStringLiteral("--backend: '%1' is not cuda or host").arg(parser.value(f.backend)));
+        auto plannerConfig = planner.read(parser, {}, &error);
+        if (!plannerConfig)
+            return usage(error);
+        auto coderConfig = coder.read(parser, *plannerConfig, &error);
+        if (!coderConfig)
+            return usage(error);
+        auto task = loadNamedTask(parser.value(f.task), err);
+        if (!task)
+            return exitcode::InvalidInput;
+        SessionConfig config;
+        config.taskName = task->definition.name;
+        config.taskDir = std::filesystem::absolute(task->dir);
+        config.backend = backendName(*b);
+        config.settings = *settings;
+        config.planner = *plannerConfig;
+        config.coder = *coderConfig;
+        config.created = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
+        config.version = KSEARCH_VERSION;
+        config.label = parser.value(f.label).toStdString();
+        std::string seedSource;
+        if (parser.isSet(f.seed)) {
+            std::ifstream in(parser.value(f.seed).toStdString());
+            if (!in)
+                return usage(QStringLiteral("--seed: cannot read '%1'").arg(parser.value(f.seed)));
+            std::stringstream ss;
+            ss << in.rdbuf();
+            seedSource = ss.str();
+            config.seedProgram = programHash(seedSource);
+        }
+        run = SearchRun::create(dir, config, options, runError);
+        if (!run)
+            return usage(QString::fromStdString(runError));
+        if (!seedSource.empty() && run->session().storeProgram(seedSource, runError).empty())
+            return usage(QString::fromStdString(runError));
+    }
+    if (const auto problem = run->environmentProblem()) {
+        err << "ksearch run: the " << QString::fromStdString(run->session().config().backend)
+            << " backend is not available: " << QString::fromStdString(*problem) << "\n";
+        return exitcode::Environment;
+    }
+    if (parser.isSet(f.resume)) { // budget and K may change on resume: recorded as the person's commands
+        for (auto [option, kind] :
+            {std::pair {&f.budget, HumanCommand::Kind::SetBudget}, std::pair {&f.k, HumanCommand::Kind::SetK}})
+            if (parser.isSet(*option)) {
+                const auto v = positiveInt(parser, *option, &error);
+                if (!v)
+                    return usage(error);
+                HumanCommand c;
+                c.kind = kind;
+                c.number = *v;
+                c.reason = "ksearch run --resume --" + option->names().first().toStdString() + " " + std::to_string(*v);
+                run->engine().submit(c);
+            }
+    }
+
+    RunPrinter printer(run->task(), out, parser.isSet(f.quiet));
+    QObject::connect(&run->engine(), &SearchEngine::eventRecorded, &run->engine(),
+        [&](const SearchEvent& e) { printer.onEvent(run->engine().state(), *e); });
+    QObject::connect(&run->engine(), &SearchEngine::commandRejected, &run->engine(),
+        [&](const QString& c, const QString& why) { err << "ksearch run: " << c << ": refused: " << why << "\n"; });
+    int code = exitcode::Success;
+    QEventLoop loop;
+    QObject::connect(&run->engine(), &SearchEngine::finished, &loop, &QEventLoop::quit);
+    QObject::connect(&run->engine(), &SearchEngine::halted, &loop, [&](const QString& why) {
+        err << "ksearch run: halted: " << why << "\n"
+            << "The session is intact: continue it with 'ksearch run --resume --session "
+            << QString::fromStdString(dir.string()) << "'.\n";
+        code = exitcode::Environment;
+        loop.quit();
+    });
+    run->start(false);
+    loop.exec();
+    printer.printSummary(run->engine().state(), run->session().dir());
+    return code;
+}
+
+} // namespace ks::cli

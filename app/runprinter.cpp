@@ -1,0 +1,135 @@
+#include "runprinter.h"
+
+#include <session/runsummary.h>
+
+namespace ks::cli {
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+QString cut(const std::string& s, int n)
+{
+    QString t = q(s).simplified();
+    return t.size() > n ? t.left(n - 3) + u"..." : t;
+}
+
+} // namespace
+
+RunPrinter::RunPrinter(const Task& task, QTextStream& out, bool quiet)
+    : m_task(task)
+    , m_out(out)
+    , m_quiet(quiet)
+{
+}
+
+void RunPrinter::onEvent(const SearchState& s, const nlohmann::json& e)
+{
+    if (m_quiet)
+        return;
+    const std::string type = e.value("type", std::string());
+    if (type == "evaluation") {
+        const Attempt& a = s.tree.attempts().back();
+        const RoleUsage total = summarize(s).totalUsage;
+        m_out << QStringLiteral("round %1/%2  %3  attempt %4 (%5)  %6  J %7  best %8  tokens %9  %10\n")
+                     .arg(s.evaluations, 3)
+                     .arg(s.settings.budget)
+                     .arg(q(a.node), -5)
+                     .arg(a.index)
+                     .arg(q(a.promptKind))
+                     .arg(q(std::string(verdictName(a.evaluation.status))), -19)
+                     .arg(q(formatFixed(a.score(), 1)), 6)
+                     .arg(q(formatFixed(s.bestScore(), 1)), 6)
+                     .arg(q(formatTokens(total.tokens.promptTokens + total.tokens.completionTokens)))
+                     .arg(q(formatDollars(total.dollars)));
+    } else if (type == "action_started") {
+        const SearchNode* n = s.tree.find(e.value("node", std::string()));
+        m_out << "action " << q(n->id) << " (V " << q(formatFixed(n->value(), 2)) << "): " << cut(n->intent, 90)
+              << "\n";
+    } else if (type == "tree_edit") {
+        QStringList parts;
+        for (const auto& id : e.value("inserted", std::vector<std::string>()))
+            if (const SearchNode* n = s.tree.find(id))
+                parts << QStringLiteral("+%1 under %2 (V %3) %4")
+                             .arg(q(id), q(n->parent), q(formatFixed(n->value(), 2)), cut(n->intent, 60));
+        const auto edit = e.value("edit", nlohmann::json::object());
+        for (const auto& u : edit.value("update", nlohmann::json::array()))
+            parts << QStringLiteral("V %1 -> %2")
+                         .arg(q(u.value("node", std::string())), q(formatFixed(u.value("priority", 0.0), 2)));
+        for (const auto& p : edit.value("prune", nlohmann::json::array()))
+            parts << QStringLiteral("pruned %1").arg(q(p.value("node", std::string())));
+        m_out << "  " << q(e.value("author", std::string())) << ": " << parts.join(u"; ") << "\n";
+    } else if (type == "edit_rejected") {
+        const auto errors = e.value("errors", std::vector<std::string>());
+        m_out << "  world model answer refused" << (e.value("repair", false) ? " (asking once more)" : "") << ": "
+              << cut(errors.empty() ? std::string() : errors.front(), 120) << "\n";
+    } else if (type == "candidate" && e.contains("problem")) {
+        m_out << QStringLiteral("round %1/%2  %3  no program: %4\n")
+                     .arg(s.evaluations, 3)
+                     .arg(s.settings.budget)
+                     .arg(q(e.value("node", std::string())), -5)
+                     .arg(cut(e.value("problem", std::string()), 100));
+    } else if (type == "human") {
+        m_out << "  person: " << q(e.value("description", std::string())) << "\n";
+    } else if (type == "paused") {
+        m_out << "paused: " << q(e.value("reason", std::string())) << "\n";
+    }
+    m_out.flush();
+}
+
+void RunPrinter::printSummary(const SearchState& s, const std::filesystem::path& sessionDir)
+{
+    const RunSummary r = summarize(s);
+    m_out << "\n"
+          << (r.finishedReason.empty() ? QStringLiteral("Not finished") : u"Finished: "_qs + q(r.finishedReason))
+          << "\n";
+    if (r.best) {
+        const Attempt& a = *s.tree.attempt(*r.best);
+        m_out << "Best J " << q(formatFixed(r.bestScore, 1)) << " (node " << q(a.node) << ", attempt " << a.index
+              << ", round " << a.round << ", latency " << q(formatFixed(a.evaluation.latencyMicros, 2))
+              << " us vs baseline " << q(formatFixed(a.evaluation.baselineLatencyMicros, 2)) << " us)\n";
+    } else {
+        m_out << "No candidate passed.\n";
+    }
+    m_out << "Evaluations: " << r.evaluations << " of " << r.budget << " (";
+    QStringList verdicts;
+    for (const auto& [name, count] : r.verdicts)
+        verdicts << QStringLiteral("%1 %2").arg(q(name)).arg(count);
+    m_out << verdicts.join(u", ") << ")\n";
+    m_out << "Tree: " << r.nodes << " nodes (" << r.openNodes << " open, " << r.closedNodes << " closed, "
+          << r.prunedNodes << " pruned)\n\n";
+    m_out << QStringLiteral("%1 %2 %3 %4 %5 %6 %7\n")
+                 .arg(u"LLM ROLE"_qs, -10)
+                 .arg(u"CALLS"_qs, 6)
+                 .arg(u"PROMPT"_qs, 9)
+                 .arg(u"COMPLETION"_qs, 11)
+                 .arg(u"REASONING"_qs, 10)
+                 .arg(u"DOLLARS"_qs, 10)
+                 .arg(u"SECONDS"_qs, 8);
+    auto row = [&](const QString& role, const RoleUsage& u) {
+        m_out << QStringLiteral("%1 %2 %3 %4 %5 %6 %7\n")
+                     .arg(role, -10)
+                     .arg(u.calls, 6)
+                     .arg(q(formatTokens(u.tokens.promptTokens)), 9)
+                     .arg(q(formatTokens(u.tokens.completionTokens)), 11)
+                     .arg(q(formatTokens(u.tokens.reasoningTokens)), 10)
+                     .arg(q(formatDollars(u.dollars)) + (u.unpricedCalls ? u"*"_qs : u" "_qs), 10)
+                     .arg(q(formatFixed(u.latencySeconds, 1)), 8);
+    };
+    for (const auto& [role, u] : r.usage)
+        row(q(role), u);
+    row(u"total"_qs, r.totalUsage);
+    if (r.totalUsage.unpricedCalls)
+        m_out << "* " << r.totalUsage.unpricedCalls << " call(s) to models without a price: not counted in dollars\n";
+    m_out << "\nTime: LLM " << q(formatFixed(r.llmSeconds, 1)) << " s, compile " << q(formatFixed(r.compileSeconds, 1))
+          << " s, evaluation " << q(formatFixed(r.evaluatorSeconds, 1)) << " s (timed loops "
+          << q(formatFixed(r.timedSeconds, 1)) << " s), run " << q(formatFixed(r.elapsedSeconds, 1)) << " s\n";
+    m_out << "Session: " << q(sessionDir.string()) << "\n";
+    m_out.flush();
+    (void)m_task;
+}
+
+} // namespace ks::cli

@@ -1,0 +1,436 @@
+#include "engine.h"
+
+#include "answerparsing.h"
+#include "commandcheck.h"
+
+#include <llm/providerfactory.h>
+#include <tree/treeedit.h>
+#include <util/secrets.h>
+
+#include <QDateTime>
+#include <QTimer>
+
+#include <spdlog/spdlog.h>
+
+namespace ks {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int kCheckpointEvery = 25;
+
+json messagesJson(const QList<ChatMessage>& messages)
+{
+    json a = json::array();
+    for (const auto& m : messages)
+        a.push_back({{"role", m.role.toStdString()}, {"content", m.content.toStdString()}});
+    return a;
+}
+
+EditRules rulesFor(const SearchState& s, const std::string& solvedNode)
+{
+    EditRules r;
+    r.maxNewNodes = s.settings.maxNewNodes;
+    r.frozenValues = s.settings.frozenValues;
+    r.flat = s.settings.flat;
+    r.solvedNode = solvedNode;
+    return r;
+}
+
+json rulesJson(const EditRules& r)
+{
+    return {{"max_new_nodes", r.maxNewNodes}, {"frozen_values", r.frozenValues}, {"flat", r.flat},
+        {"solved_node", r.solvedNode}};
+}
+
+// A tree edit of one node by the engine itself or by a person.
+json singleInsert(const std::string& parent, const std::string& intent, double priority, const std::string& why)
+{
+    TreeEdit e;
+    e.inserts.push_back({parent, intent, priority, why, {}});
+    return toJson(e);
+}
+
+} // namespace
+
+SearchEngine::SearchEngine(EngineSetup setup, SearchState state, QObject* parent)
+    : QObject(parent)
+    , m_setup(std::move(setup))
+    , m_state(std::move(state))
+    , m_prompts(*m_setup.task, m_setup.target,
+          [session = m_setup.session](const std::string& hash) { return session->programSource(hash); })
+{
+    qRegisterMetaType<ks::SearchEvent>();
+}
+
+SearchEngine::~SearchEngine()
+{
+    if (m_call)
+        m_call->cancel();
+}
+
+void SearchEngine::submit(const HumanCommand& command)
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        m_commands.push_back(command);
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            if (m_call && !m_commands.empty()) {
+                QMutexLocker lock(&m_mutex);
+                const bool stop = std::any_of(m_commands.begin(), m_commands.end(),
+                    [](const HumanCommand& c) { return c.kind == HumanCommand::Kind::Stop; });
+                if (stop) // do not wait for a long answer that will be thrown away
+                    m_call->cancel();
+            }
+            scheduleStep();
+        },
+        Qt::QueuedConnection);
+}
+
+void SearchEngine::start(bool resumed)
+{
+    m_started = true;
+    m_elapsedAtStart = m_state.elapsedSeconds;
+    m_clock.start();
+    json e {{"type", "run_started"}, {"resumed", resumed}};
+    if (!resumed) {
+        e["settings"] = m_state.settings.toJson();
+        if (!m_setup.session->config().seedProgram.empty())
+            e["seed_program"] = m_setup.session->config().seedProgram;
+    }
+    if (record(std::move(e)))
+        scheduleStep();
+}
+
+void SearchEngine::scheduleStep()
+{
+    if (m_stepScheduled || m_call || m_halted || !m_started)
+        return;
+    m_stepScheduled = true;
+    QTimer::singleShot(0, this, &SearchEngine::step);
+}
+
+bool SearchEngine::record(json event)
+{
+    event["seq"] = m_state.seq + 1;
+    event["t"] = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toStdString();
+    event["elapsed_s"] = m_elapsedAtStart + static_cast<double>(m_clock.elapsed()) / 1000.0;
+    event["round"] = m_state.evaluations;
+    std::string error;
+    if (!m_setup.session->append(event, error)) {
+        halt("cannot write the journal: " + error);
+        return false;
+    }
+    try {
+        m_state.apply(event);
+    } catch (const std::exception& ex) {
+        halt(std::string("internal error: ") + ex.what()); // an event the engine itself made is wrong
+        return false;
+    }
+    emit eventRecorded(std::make_shared<const json>(std::move(event)));
+    if (++m_eventsSinceCheckpoint >= kCheckpointEvery)
+        checkpoint();
+    return true;
+}
+
+void SearchEngine::checkpoint()
+{
+    std::string error;
+    if (!m_setup.session->writeCheckpoint(m_state, error))
+        spdlog::warn("checkpoint: {}", error); // the journal still holds everything
+    m_eventsSinceCheckpoint = 0;
+}
+
+void SearchEngine::halt(const std::string& why)
+{
+    spdlog::error("search halted: {}", why);
+    m_halted = true;
+    checkpoint();
+    emit halted(QString::fromStdString(why));
+}
+
+void SearchEngine::applyCommands()
+{
+    std::deque<HumanCommand> commands;
+    {
+        QMutexLocker lock(&m_mutex);
+        commands.swap(m_commands);
+    }
+    for (const HumanCommand& c : commands) {
+        if (const auto why = checkCommand(m_state, c)) {
+            emit commandRejected(QString::fromStdString(c.describe()), QString::fromStdString(*why));
+            continue;
+        }
+        applyCommand(c);
+    }
+}
+
+void SearchEngine::applyCommand(const HumanCommand& c)
+{
+    json e {{"type", "human"}, {"command", c.toJson()}, {"description", c.describe()}};
+    if (c.kind != HumanCommand::Kind::Evaluate) {
+        if (record(std::move(e)) && c.kind == HumanCommand::Kind::Step)
+            m_stepsLeft = 1;
+        if (c.kind == HumanCommand::Kind::Resume)
+            m_stepsLeft = -1;
+        return;
+    }
+    std::string error;
+    const std::string hash = m_setup.session->storeProgram(c.text, error);
+    if (hash.empty()) {
+        halt(error);
+        return;
+    }
+    e["program"] = hash;
+    const std::string node = m_state.tree.peekNextId();
+    const std::string why = c.reason.empty() ? "a program written by a person" : c.reason;
+    if (!record(std::move(e))
+        || !record({{"type", "tree_edit"}, {"author", "human"}, {"purpose", "human"},
+            {"edit", singleInsert(c.node, "Hand-written program: " + why, 0.0, why)},
+            {"rules", rulesJson(EditRules {})}, {"inserted", {node}}}))
+        return;
+    record({{"type", "candidate"}, {"node", node}, {"program", hash}, {"author", "human"}, {"prompt", "human"}});
+}
+
+void SearchEngine::step()
+{
+    m_stepScheduled = false;
+    if (m_halted || m_call)
+        return;
+    applyCommands();
+    if (m_halted)
+        return;
+    if (m_state.finishedReason.empty() && !m_state.paused) {
+        const double elapsed = m_elapsedAtStart + static_cast<double>(m_clock.elapsed()) / 1000.0;
+        std::string stop;
+        if (m_state.settings.maxSeconds > 0 && elapsed >= m_state.settings.maxSeconds)
+            stop = "time limit of " + std::to_string(static_cast<int>(m_state.settings.maxSeconds)) + " s reached";
+        else if (m_setup.ledger && m_setup.ledger->capReached())
+            stop = "dollar cap reached";
+        if (!stop.empty() && !record({{"type", "run_finished"}, {"reason", stop}}))
+            return;
+    }
+    const Step st = planNextStep(m_state);
+    switch (st.kind) {
+    case Step::Kind::Idle:
+        if (!m_state.finishedReason.empty() && !m_finishedEmitted) {
+            m_finishedEmitted = true;
+            checkpoint();
+            emit finished(QString::fromStdString(m_state.finishedReason));
+        }
+        return; // paused or finished: a command wakes the engine
+    case Step::Kind::Finish:
+        if (!record({{"type", "run_finished"}, {"reason", st.reason}}))
+            return;
+        break;
+    case Step::Kind::SeedCandidate:
+        if (!record({{"type", "candidate"}, {"node", SearchTree::kRootId}, {"program", m_state.seedProgram},
+                {"author", "human"}, {"prompt", "seed"}}))
+            return;
+        break;
+    case Step::Kind::Evaluate:
+        evaluatePending();
+        break;
+    case Step::Kind::PlannerCall:
+        runPlanner(st);
+        return; // the answer schedules the next step
+    case Step::Kind::CoderCall:
+        runCoder(st);
+        return;
+    case Step::Kind::StartAction:
+        if (!record({{"type", "action_started"}, {"node", st.node}, {"reason", st.reason}}))
+            return;
+        break;
+    case Step::Kind::FinishAction:
+        finishAction(st);
+        break;
+    case Step::Kind::ProposeNode:
+    case Step::Kind::FallbackNode: {
+        json e {{"type", "tree_edit"}, {"author", "system"},
+            {"purpose", st.kind == Step::Kind::ProposeNode ? "propose" : "fallback"},
+            {"edit", singleInsert(st.parent, st.intent, st.priority, st.reason)}, {"rules", rulesJson(EditRules {})},
+            {"inserted", {m_state.tree.peekNextId()}}};
+        if (st.island >= 0)
+            e["island"] = st.island;
+        if (!record(std::move(e)))
+            return;
+        break;
+    }
+    }
+    if (m_stepsLeft > 0 && --m_stepsLeft == 0 && m_state.finishedReason.empty()) {
+        m_stepsLeft = -1;
+        record({{"type", "paused"}, {"reason", "one step done"}});
+    }
+    scheduleStep();
+}
+
+void SearchEngine::evaluatePending()
+{
+    const PendingCandidate c = *m_state.candidate;
+    const Evaluation e = m_setup.evaluator->evaluate(m_setup.session->programPath(c.program));
+    record({{"type", "evaluation"}, {"node", c.node}, {"program", c.program}, {"exchange", c.exchange},
+        {"prompt", c.prompt}, {"author", authorName(c.author)}, {"evaluation", toJson(e)}});
+}
+
+void SearchEngine::finishAction(const Step& st)
+{
+    const std::optional<int> best = m_state.action ? m_state.action->best : std::nullopt;
+    std::string next;
+    const bool worldModel = m_state.settings.strategy == StrategyKind::KSearch;
+    const bool targetReached = m_state.settings.targetScore > 0 && m_state.bestScore() >= m_state.settings.targetScore;
+    if (worldModel && !m_state.budgetExhausted() && !targetReached)
+        next = best ? "update" : "too_hard";
+    if (record({{"type", "action_finished"}, {"node", st.node}, {"best_attempt", best ? json(*best) : json()},
+            {"outcome", best ? "passed" : "failed"}, {"next_planner", next}}))
+        checkpoint();
+}
+
+std::string SearchEngine::recordExchange(
+    const std::string& role, const Step& st, const QList<ChatMessage>& messages, const LlmResult& r)
+{
+    const std::string id = "x" + std::to_string(m_state.exchangeCount + 1);
+    json e {{"type", "exchange"}, {"id", id}, {"role", role}, {"purpose", st.purpose}, {"node", st.node},
+        {"messages", messagesJson(messages)}, {"text", redactSecrets(r.text.toStdString())},
+        {"model", r.model.toStdString()},
+        {"usage",
+            {{"prompt", r.usage.promptTokens}, {"completion", r.usage.completionTokens},
+                {"reasoning", r.usage.reasoningTokens}}},
+        {"cost", r.costDollars}, {"priced", r.priced}, {"latency_s", r.latencySeconds}};
+    if (r.error)
+        e["error"] = {
+            {"kind", errorKindName(r.error->kind).toStdString()}, {"message", r.error->message.toStdString()}};
+    return record(std::move(e)) ? id : std::string();
+}
+
+bool SearchEngine::haltOnLlmError(const LlmError& e, const std::string& role)
+{
+    switch (e.kind) {
+    case LlmErrorKind::MalformedResponse:
+    case LlmErrorKind::BadRequest:
+        return false; // an unusable answer: the search goes on without it
+    case LlmErrorKind::Cancelled:
+        return true; // a stop command cancelled it; the next step records the stop
+    case LlmErrorKind::CostCap:
+        record({{"type", "run_finished"}, {"reason", "dollar cap reached: " + e.message.toStdString()}});
+        return true;
+    default:
+        record({{"type", "paused"}, {"reason", role + " endpoint failed: " + e.message.toStdString()}});
+        halt("the " + role + "'s endpoint failed (" + errorKindName(e.kind).toStdString()
+            + "): " + e.message.toStdString() + "; fix it and resume the run");
+        return true;
+    }
+}
+
+void SearchEngine::runPlanner(const Step& st)
+{
+    const PlannerTask task = m_state.planner ? *m_state.planner : PlannerTask {st.purpose, st.node, false, {}, {}};
+    const QList<ChatMessage> messages = m_prompts.planner(m_state, task);
+    m_call = m_setup.planner->send(makeRequest(m_setup.plannerConfig, u"planner"_qs, messages));
+    m_call->setParent(this);
+    connect(m_call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"planner"_qs, d); });
+    connect(m_call, &LlmCall::finished, this, [this, st, messages](const LlmResult& r) {
+        m_call->deleteLater();
+        m_call = nullptr;
+        onPlannerAnswer(st, r, messages);
+    });
+}
+
+void SearchEngine::onPlannerAnswer(const Step& st, const LlmResult& r, const QList<ChatMessage>& messages)
+{
+    const std::string exchange = recordExchange("planner", st, messages, r);
+    if (exchange.empty() || (r.error && haltOnLlmError(*r.error, "planner"))) {
+        scheduleStep();
+        return;
+    }
+    const bool repairing = m_state.planner && m_state.planner->repair;
+    const std::string solved = st.purpose == "update" ? st.node : std::string();
+    const EditRules rules = rulesFor(m_state, solved);
+    std::vector<std::string> errors;
+    std::string answer = r.text.toStdString();
+    std::optional<TreeEdit> edit;
+    if (r.error) {
+        errors.push_back("the call failed: " + r.error->message.toStdString());
+    } else {
+        std::string error;
+        if (const auto j = extractJsonObject(answer, error))
+            edit = parseTreeEdit(*j, errors);
+        else
+            errors.push_back(error);
+    }
+    EditCheck check;
+    if (edit) {
+        check = validateEdit(m_state.tree, *edit, rules);
+        errors.insert(errors.end(), check.errors.begin(), check.errors.end());
+    }
+    if (errors.empty()) {
+        TreeEdit applied = *edit;
+        if (rules.frozenValues)
+            applied.updates.clear();
+        SearchState preview = m_state; // the ids the inserts will get
+        const auto ids = applyEdit(preview.tree, applied, rules, Author::WorldModel, m_state.evaluations, exchange);
+        record({{"type", "tree_edit"}, {"author", "world_model"}, {"exchange", exchange}, {"purpose", st.purpose},
+            {"node", st.node}, {"reasoning", edit->reasoning}, {"edit", toJson(applied)}, {"rules", rulesJson(rules)},
+            {"inserted", ids}, {"notes", check.notes}});
+    } else {
+        record({{"type", "edit_rejected"}, {"exchange", exchange}, {"purpose", st.purpose}, {"node", st.node},
+            {"errors", errors}, {"repair", !repairing && !r.error}, {"answer", answer}});
+        // After a success the solved node must still get a child, even from a failed repair.
+        if (repairing && !solved.empty()) {
+            const SearchNode* n = m_state.tree.find(solved);
+            record({{"type", "tree_edit"}, {"author", "system"}, {"purpose", "fallback"},
+                {"edit",
+                    singleInsert(solved, "Refine " + solved + ": profile it and remove its largest bottleneck", 0.5,
+                        "the world model gave no valid refinement of a passing node")},
+                {"rules", rulesJson(EditRules {})}, {"inserted", {m_state.tree.peekNextId()}},
+                {"notes", {"fallback child for " + (n ? n->intent : solved)}}});
+        }
+    }
+    scheduleStep();
+}
+
+void SearchEngine::runCoder(const Step& st)
+{
+    const QList<ChatMessage> messages = m_prompts.coder(m_state, st.purpose, st.node);
+    m_call = m_setup.coder->send(makeRequest(m_setup.coderConfig, u"coder"_qs, messages));
+    m_call->setParent(this);
+    connect(m_call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"coder"_qs, d); });
+    connect(m_call, &LlmCall::finished, this, [this, st, messages](const LlmResult& r) {
+        m_call->deleteLater();
+        m_call = nullptr;
+        onCoderAnswer(st, r, messages);
+    });
+}
+
+void SearchEngine::onCoderAnswer(const Step& st, const LlmResult& r, const QList<ChatMessage>& messages)
+{
+    const std::string exchange = recordExchange("coder", st, messages, r);
+    if (exchange.empty() || (r.error && haltOnLlmError(*r.error, "coder"))) {
+        scheduleStep();
+        return;
+    }
+    json e {{"type", "candidate"}, {"node", st.node}, {"exchange", exchange}, {"prompt", st.purpose},
+        {"author", "code_policy"}};
+    std::string problem;
+    const auto program = r.error ? std::nullopt : extractProgram(r.text.toStdString(), problem);
+    if (r.error)
+        problem = "the call failed: " + r.error->message.toStdString();
+    if (program) {
+        std::string error;
+        const std::string hash = m_setup.session->storeProgram(*program, error);
+        if (hash.empty()) {
+            halt(error);
+            return;
+        }
+        e["program"] = hash;
+    } else {
+        e["problem"] = problem;
+    }
+    record(std::move(e));
+    scheduleStep();
+}
+
+} // namespace ks

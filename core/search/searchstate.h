@@ -1,0 +1,91 @@
+#pragma once
+
+#include "humancommand.h"
+#include "searchsettings.h"
+
+#include <llm/usageledger.h>
+#include <tree/searchtree.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ks {
+
+// The action in progress: one intent being implemented until K attempts bring no improvement.
+struct ActionState {
+    std::string node;
+    int attempts = 0;
+    int stagnation = 0; // attempts in a row without an improvement
+    std::optional<int> best; // the best passed attempt so far
+};
+
+// A program written and stored, not evaluated yet (the engine evaluates it next, also after a
+// crash: it was journaled before the evaluator ran).
+struct PendingCandidate {
+    std::string node;
+    std::string program;
+    std::string exchange;
+    std::string prompt;
+    Author author = Author::CodePolicy;
+};
+
+// The world-model call the search waits for.
+struct PlannerTask {
+    std::string purpose; // init | update | too_hard | fill
+    std::string node; // the node acted on (update, too_hard)
+    bool repair = false; // a second chance after a malformed or refused answer
+    std::vector<std::string> errors; // what was wrong with the first answer
+    std::string previousAnswer;
+};
+
+// Everything a search knows, rebuilt from its journal by apply(): the engine, resume, the window
+// and the replay slider all hold a SearchState and feed it the same events, so what they show is
+// what was recorded. Events are JSON objects ({"seq", "type", "elapsed_s", ...}).
+class SearchState
+{
+public:
+    SearchTree tree;
+    SearchSettings settings;
+    int seq = 0; // the last event applied
+    int evaluations = 0; // evaluator calls spent
+    double elapsedSeconds = 0.0; // running time, all sessions of the run together
+    std::optional<ActionState> action;
+    std::optional<PendingCandidate> candidate;
+    std::optional<PlannerTask> planner;
+    bool initialized = false; // the world model proposed its first intents
+    bool fillTried = false; // asked to refill an empty frontier since the last action started
+    std::string seedProgram; // program hash of the seed, if the run has one
+    bool seedPending = false;
+    std::string pinned; // a human's choice for the next action
+    bool paused = false;
+    std::string finishedReason; // empty while the run goes on
+    int answersWithoutProgram = 0;
+    int exchangeCount = 0;
+    std::map<std::string, RoleUsage> usage; // by role
+    std::map<std::string, int> islandOf; // evolve: the island of each node it proposed
+    std::unordered_map<std::string, std::shared_ptr<const nlohmann::json>> exchanges; // by id
+
+    // The reducer. Events come from the engine, which validated them; an event that does not fit
+    // the state (a corrupt journal) throws std::runtime_error naming its seq.
+    void apply(const nlohmann::json& event);
+
+    bool budgetExhausted() const { return evaluations >= settings.budget; }
+    std::optional<int> bestAttempt() const { return tree.bestAttempt(); }
+    double bestScore() const;
+
+    // Checkpoint form: everything but the exchanges (those stay in the journal).
+    nlohmann::json toJson() const;
+    static std::optional<SearchState> fromJson(const nlohmann::json& j, std::string& error);
+
+private:
+    void applyEvaluation(const nlohmann::json& e);
+    void applyCommand(const HumanCommand& c);
+};
+
+} // namespace ks

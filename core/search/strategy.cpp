@@ -1,0 +1,203 @@
+#include "strategy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+namespace ks {
+
+namespace {
+
+std::string fixed1(double v)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", v);
+    return b;
+}
+
+const SearchNode* selectByValue(const SearchState& s)
+{
+    if (!s.pinned.empty())
+        for (const SearchNode* n : s.tree.frontier(s.settings.flat))
+            if (n->id == s.pinned)
+                return n;
+    const SearchNode* best = nullptr;
+    for (const SearchNode* n : s.tree.frontier(s.settings.flat))
+        if (!best || n->value() > best->value()) // ties: the earlier node (creation order)
+            best = n;
+    return best;
+}
+
+// evolve: the parent for the next proposal, by island. Deterministic in the state and the seed.
+std::optional<int> evolveParent(const SearchState& s, int island)
+{
+    const int k = s.evaluations;
+    std::vector<int> archive;
+    for (const Attempt& a : s.tree.attempts()) {
+        const auto it = s.islandOf.find(a.node);
+        if (a.passed() && it != s.islandOf.end() && it->second == island)
+            archive.push_back(a.index);
+    }
+    const auto best = s.tree.bestAttempt();
+    const bool migrate =
+        s.settings.migrationInterval > 0 && k > 0 && (k / s.settings.islands) % s.settings.migrationInterval == 0;
+    if (archive.empty() || migrate)
+        return best ? best : s.tree.root().bestAttempt;
+    std::mt19937_64 rng(s.settings.randomSeed * 1000003ULL + static_cast<std::uint64_t>(k));
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    if (coin(rng) < 0.7) // exploit the island's best, else explore its archive
+        return *std::max_element(archive.begin(), archive.end(),
+            [&](int a, int b) { return s.tree.attempt(a)->score() < s.tree.attempt(b)->score(); });
+    std::uniform_int_distribution<std::size_t> pick(0, archive.size() - 1);
+    return archive[pick(rng)];
+}
+
+Step propose(const SearchState& s)
+{
+    Step step;
+    step.kind = Step::Kind::ProposeNode;
+    std::optional<int> parent;
+    if (s.settings.strategy == StrategyKind::Greedy) {
+        parent = s.tree.bestAttempt();
+        if (!parent)
+            parent = s.tree.root().bestAttempt;
+        step.intent = parent ? "Greedy: improve the best program so far (" + s.tree.attempt(*parent)->node + ", J "
+                + fixed1(s.tree.attempt(*parent)->score()) + ")"
+                             : std::string("Greedy: write a first correct, fast implementation");
+    } else {
+        step.island = s.evaluations % s.settings.islands;
+        parent = evolveParent(s, step.island);
+        std::string inspired;
+        for (int i : inspirations(s, parent, s.settings.inspirations))
+            inspired += (inspired.empty() ? " with inspiration from " : ", ") + s.tree.attempt(i)->node;
+        step.intent = "Evolve (island " + std::to_string(step.island) + "): "
+            + (parent ? "mutate " + s.tree.attempt(*parent)->node + " (J " + fixed1(s.tree.attempt(*parent)->score())
+                        + ")"
+                      : std::string("write a first implementation"))
+            + inspired;
+    }
+    step.parent = parent ? s.tree.attempt(*parent)->node : std::string(SearchTree::kRootId);
+    return step;
+}
+
+} // namespace
+
+std::optional<int> startingAttempt(const SearchState& s, const std::string& node)
+{
+    if (s.settings.flat) {
+        const auto best = s.tree.bestAttempt();
+        return best ? best : s.tree.root().bestAttempt;
+    }
+    return s.tree.startingAttempt(node);
+}
+
+std::vector<int> inspirations(const SearchState& s, std::optional<int> parent, int count)
+{
+    std::vector<int> passed;
+    for (const Attempt& a : s.tree.attempts())
+        if (a.passed() && (!parent || (a.index != *parent && a.program != s.tree.attempt(*parent)->program)))
+            passed.push_back(a.index);
+    std::stable_sort(passed.begin(), passed.end(),
+        [&](int a, int b) { return s.tree.attempt(a)->score() > s.tree.attempt(b)->score(); });
+    std::vector<int> out;
+    for (int i : passed) {
+        const bool duplicate = std::any_of(
+            out.begin(), out.end(), [&](int o) { return s.tree.attempt(o)->program == s.tree.attempt(i)->program; });
+        if (!duplicate && static_cast<int>(out.size()) < count)
+            out.push_back(i);
+    }
+    return out;
+}
+
+std::string coderPromptKind(const SearchState& s)
+{
+    if (s.settings.strategy != StrategyKind::KSearch)
+        return std::string(strategyName(s.settings.strategy));
+    if (!s.action || s.action->attempts == 0)
+        return "action";
+    return s.action->best ? "improve" : "debug";
+}
+
+Step planNextStep(const SearchState& s)
+{
+    Step step;
+    if (!s.finishedReason.empty() || s.paused)
+        return step;
+    if (s.candidate) {
+        step.kind = Step::Kind::Evaluate;
+        step.node = s.candidate->node;
+        return step;
+    }
+    if (s.seedPending && !s.budgetExhausted()) {
+        step.kind = Step::Kind::SeedCandidate;
+        step.node = SearchTree::kRootId;
+        return step;
+    }
+    const bool worldModel = s.settings.strategy == StrategyKind::KSearch;
+    if (s.planner && worldModel) {
+        step.kind = Step::Kind::PlannerCall;
+        step.purpose = s.planner->purpose;
+        step.node = s.planner->node;
+        return step;
+    }
+    if (s.settings.targetScore > 0 && s.bestScore() >= s.settings.targetScore && !s.action) {
+        step.kind = Step::Kind::Finish;
+        step.reason = "target J " + fixed1(s.settings.targetScore) + " reached";
+        return step;
+    }
+    if (s.action) {
+        // evolve and greedy: one program per node, whatever it scored
+        const bool done = worldModel ? s.action->stagnation >= s.settings.stagnation : s.action->attempts >= 1;
+        if (done || s.budgetExhausted() || s.answersWithoutProgram >= s.settings.maxAnswersWithoutProgram
+            || (s.settings.targetScore > 0 && s.bestScore() >= s.settings.targetScore)) {
+            step.kind = Step::Kind::FinishAction;
+            step.node = s.action->node;
+            return step;
+        }
+        step.kind = Step::Kind::CoderCall;
+        step.node = s.action->node;
+        step.purpose = coderPromptKind(s);
+        return step;
+    }
+    if (s.answersWithoutProgram >= s.settings.maxAnswersWithoutProgram) {
+        step.kind = Step::Kind::Finish;
+        step.reason =
+            "the code policy gave no program in " + std::to_string(s.answersWithoutProgram) + " answers in a row";
+        return step;
+    }
+    if (s.budgetExhausted()) {
+        step.kind = Step::Kind::Finish;
+        step.reason = "budget of " + std::to_string(s.settings.budget) + " evaluations used";
+        return step;
+    }
+    if (worldModel && !s.initialized) {
+        step.kind = Step::Kind::PlannerCall;
+        step.purpose = "init";
+        return step;
+    }
+    if (const SearchNode* next = selectByValue(s)) {
+        step.kind = Step::Kind::StartAction;
+        step.node = next->id;
+        step.reason = next->id == s.pinned ? "pinned by a person"
+            : worldModel                   ? "highest V on the frontier (" + fixed1(next->value() * 100) + "%)"
+                                           : "proposed by " + std::string(strategyName(s.settings.strategy));
+        return step;
+    }
+    if (!worldModel)
+        return propose(s);
+    if (!s.fillTried) {
+        step.kind = Step::Kind::PlannerCall;
+        step.purpose = "fill";
+        return step;
+    }
+    step.kind = Step::Kind::FallbackNode;
+    const auto best = s.tree.bestAttempt();
+    step.parent = best ? s.tree.attempt(*best)->node : std::string(SearchTree::kRootId);
+    step.intent = best ? "Refine the best program so far: profile its slowest workloads and remove the main bottleneck"
+                       : "Write a straightforward, correct implementation first; optimise later";
+    step.priority = 0.5;
+    step.reason = "the frontier is empty and the world model added nothing";
+    return step;
+}
+
+} // namespace ks

@@ -1,0 +1,153 @@
+#include "taskbrief.h"
+
+#include <task/abiheader.h>
+#include <tree/treerender.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace ks {
+
+namespace {
+
+std::string num(double v, int digits = 2)
+{
+    char b[48];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return b;
+}
+
+std::string shapeText(const TensorSpec& t)
+{
+    if (t.isScalar())
+        return "scalar";
+    std::string s = "[";
+    for (std::size_t i = 0; i < t.shape->size(); ++i)
+        s += (i ? ", " : "") + (*t.shape)[i];
+    return s + "]";
+}
+
+std::string readFile(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+std::string workloadLabel(const Task& task, const std::string& uuid)
+{
+    const Workload* w = task.workload(uuid);
+    if (!w)
+        return uuid.substr(0, 8);
+    std::string label;
+    for (const Axis* a : task.definition.varAxes())
+        if (const auto it = w->axes.find(a->name); it != w->axes.end())
+            label += (label.empty() ? "" : ", ") + a->name + "=" + std::to_string(it->second);
+    return label.empty() ? uuid.substr(0, 8) : label;
+}
+
+std::string abiForPrompt(const Task& task)
+{
+    const std::string header = generateAbiHeader(task.definition);
+    const std::size_t marker = header.find("end of prelude");
+    std::string rest = marker == std::string::npos ? header : header.substr(header.find('\n', marker) + 1);
+    std::string out =
+        "// ks_task.h (generated). Element types: float; ks_bf16_t / ks_f16_t (__nv_bfloat16 / __half under nvcc);\n"
+        "// ks_f8e4m3_t / ks_f8e5m2_t (__nv_fp8_*); ks_to_float(x), ks_from_float_bf16(f) and friends convert on\n"
+        "// both backends. ks_stream_t is cudaStream_t under nvcc and void* (always null) on the host.\n";
+    std::istringstream lines(rest);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("static_assert", 0) != 0)
+            out += line + "\n";
+    return out;
+}
+
+std::string describeTask(const Task& task, bool withReference)
+{
+    const Definition& d = task.definition;
+    std::string s = "Task: " + d.name + " (" + d.opType + ")\n";
+    if (!d.description.empty())
+        s += d.description + "\n";
+    s += "Axes:";
+    for (const Axis& a : d.axes)
+        s += " " + a.name + (a.isConst ? " = " + std::to_string(a.value) : std::string(" (varies)")) + ";";
+    s += "\nInputs:\n";
+    for (const TensorSpec& t : d.inputs)
+        s += "  " + t.name + " " + shapeText(t) + " " + std::string(dtypeName(t.dtype))
+            + (t.description.empty() ? "" : " - " + t.description) + "\n";
+    s += "Outputs:\n";
+    for (const TensorSpec& t : d.outputs)
+        s += "  " + t.name + " " + shapeText(t) + " " + std::string(dtypeName(t.dtype))
+            + (t.description.empty() ? "" : " - " + t.description) + "\n";
+    for (const std::string& c : d.constraints)
+        s += "Constraint: " + c + "\n";
+    s += "Correctness: every output element within atol " + num(d.tolerance.atol, 4) + " or rtol "
+        + num(d.tolerance.rtol, 4) + " of the reference";
+    if (d.tolerance.requiredMatchedRatio < 1.0)
+        s += " (" + num(100 * d.tolerance.requiredMatchedRatio, 1) + " % of elements)";
+    s += "; NaN and Inf fail.\n";
+    s += "Workloads (" + std::to_string(task.workloads.size()) + ", score = baseline / latency, geometric mean):\n";
+    for (std::size_t i = 0; i < task.workloads.size() && i < 16; ++i)
+        s += "  " + task.workloads[i].uuid.substr(0, 8) + ": " + workloadLabel(task, task.workloads[i].uuid) + "\n";
+    if (task.workloads.size() > 16)
+        s += "  ... and " + std::to_string(task.workloads.size() - 16) + " more\n";
+    s += "\nThe kernel interface:\n```c\n" + abiForPrompt(task) + "```\n";
+    if (withReference) {
+        std::string reference = readFile(task.files.referenceCpp);
+        s += "\nThe reference implementation (plain C++, for meaning, not speed):\n```cpp\n"
+            + truncateUtf8(reference, 12000) + (reference.size() > 12000 ? "\n" : "") + "```\n";
+    }
+    return s;
+}
+
+std::string baselineTargets(const Task& task, const SearchState& state)
+{
+    const auto& attempts = state.tree.attempts();
+    for (auto it = attempts.rbegin(); it != attempts.rend(); ++it) {
+        const Evaluation& e = it->evaluation;
+        if (!it->evaluated || e.baselineLatencyMicros <= 0)
+            continue;
+        std::string s = "Baseline to beat (J = 100 matches it), per workload:";
+        for (const auto& w : e.workloads)
+            if (w.baselineLatencyMicros > 0)
+                s += "\n  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id)
+                    + "): " + num(w.baselineLatencyMicros) + " us"
+                    + (w.floorMicros > 0 ? " (physical floor " + num(w.floorMicros) + " us)" : "");
+        return s + "\n  geometric mean: " + num(e.baselineLatencyMicros) + " us";
+    }
+    return {};
+}
+
+std::string describeAttempt(const Task& task, const Attempt& a, std::size_t logChars)
+{
+    if (!a.evaluated)
+        return "Not evaluated: " + a.problem;
+    const Evaluation& e = a.evaluation;
+    std::string s = std::string(verdictName(e.status));
+    if (e.status == Verdict::Passed)
+        s += ": J = " + num(e.score, 1) + " (latency " + num(e.latencyMicros) + " us geometric mean, baseline "
+            + num(e.baselineLatencyMicros) + " us)";
+    s += "\n";
+    for (const auto& w : e.workloads) {
+        s += "  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id) + "): " + std::string(verdictName(w.status));
+        if (w.latencyMicros > 0)
+            s += ", " + num(w.latencyMicros) + " us vs baseline " + num(w.baselineLatencyMicros) + " us ("
+                + num(w.speedup) + "x)"
+                + (w.rooflineFraction > 0 ? ", " + num(100 * w.rooflineFraction, 0) + " % of the floor" : "");
+        if (w.status != Verdict::Passed && !w.message.empty())
+            s += ": " + truncateUtf8(w.message, 300);
+        s += "\n";
+    }
+    for (const auto& r : e.resources)
+        s += "  kernel " + r.kernel + ": " + std::to_string(r.registers) + " registers, "
+            + std::to_string(r.sharedBytes) + " B shared memory, " + std::to_string(r.spillBytes) + " B spilled\n";
+    if (e.status != Verdict::Passed && !e.log.empty())
+        s += "Log:\n" + truncateUtf8(e.log, logChars) + "\n";
+    return s;
+}
+
+} // namespace ks

@@ -1,0 +1,178 @@
+#include "exporter.h"
+
+#include "runsummary.h"
+
+#include <search/taskbrief.h>
+#include <task/abiheader.h>
+#include <tree/treejson.h>
+#include <tree/treerender.h>
+#include <tree/treesvg.h>
+
+namespace ks {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string cell(std::string s)
+{
+    for (char& c : s)
+        if (c == '|' || c == '\n')
+            c = c == '|' ? '/' : ' ';
+    return s;
+}
+
+std::string workloadName(const Task* task, const std::string& id)
+{
+    return task ? workloadLabel(*task, id) : id.substr(0, 8);
+}
+
+} // namespace
+
+std::string renderReport(const Session& session, const SearchState& s, const Task* task)
+{
+    const SessionConfig& c = session.config();
+    const RunSummary r = summarize(s);
+    std::string md = "# K-Search report: " + c.taskName + "\n\n";
+    md += "- Session: `" + session.dir().string() + "`" + (c.label.empty() ? "" : " (" + c.label + ")") + "\n";
+    md += "- Search: " + s.settings.describe() + ", backend " + c.backend + "\n";
+    md += "- Planner: " + c.planner.describe().toStdString() + "; coder: " + c.coder.describe().toStdString() + "\n";
+    md += "- Started " + c.created + " with ksearch " + c.version + "\n";
+    md += "- State: " + (r.finishedReason.empty() ? std::string("not finished") : "finished, " + r.finishedReason)
+        + "; " + std::to_string(r.evaluations) + " of " + std::to_string(r.budget) + " evaluations\n\n";
+
+    md += "## Best kernel\n\n";
+    if (!r.best) {
+        md += "No candidate passed.\n\n";
+    } else {
+        const Attempt& a = *s.tree.attempt(*r.best);
+        const Evaluation& e = a.evaluation;
+        md += "J = **" + formatFixed(r.bestScore, 1) + "** (node " + a.node + ", attempt " + std::to_string(a.index)
+            + ", round " + std::to_string(a.round) + "): latency " + formatFixed(e.latencyMicros, 2)
+            + " us (geometric mean) against the baseline's " + formatFixed(e.baselineLatencyMicros, 2) + " us"
+            + (e.device.empty() ? "" : ", on " + e.device) + ".\n\n";
+        md += "| workload | status | latency (us) | p25-p75 (us) | baseline (us) | speedup | roofline |\n";
+        md += "|---|---|---:|---:|---:|---:|---:|\n";
+        for (const auto& w : e.workloads)
+            md += "| " + cell(workloadName(task, w.id)) + " | " + std::string(verdictName(w.status)) + " | "
+                + formatFixed(w.latencyMicros, 2) + " | " + formatFixed(w.p25Micros, 2) + "-"
+                + formatFixed(w.p75Micros, 2) + " | " + formatFixed(w.baselineLatencyMicros, 2) + " | "
+                + formatFixed(w.speedup, 2) + "x | "
+                + (w.rooflineFraction > 0 ? formatFixed(100 * w.rooflineFraction, 1) + " %" : "-") + " |\n";
+        md += "\nHow the search got there (the path of intents from the root):\n\n";
+        for (const SearchNode* n : s.tree.pathFromRoot(a.node)) {
+            if (n->id == SearchTree::kRootId)
+                continue;
+            md += "1. **" + n->id + "** " + cell(n->intent);
+            if (n->bestAttempt)
+                md += " (best J " + formatFixed(s.tree.attempt(*n->bestAttempt)->score(), 1) + ")";
+            md += "  \n   V: ";
+            for (std::size_t i = 0; i < n->values.size(); ++i)
+                md += (i ? " -> " : "") + formatFixed(n->values[i].value, 2) + " ("
+                    + std::string(authorName(n->values[i].author)) + ", round " + std::to_string(n->values[i].round)
+                    + ")";
+            md += "\n";
+        }
+        md += "\n";
+    }
+
+    md += "## Best J over the evaluations\n\n| round | J (best so far) | node |\n|---:|---:|---|\n";
+    double best = 0.0;
+    for (const Attempt& a : s.tree.attempts())
+        if (a.passed() && a.score() > best) {
+            best = a.score();
+            md += "| " + std::to_string(a.round) + " | " + formatFixed(best, 1) + " | " + a.node + " |\n";
+        }
+    md += "\n## Evaluations by verdict\n\n| verdict | count |\n|---|---:|\n";
+    for (const auto& [name, count] : r.verdicts)
+        md += "| " + name + " | " + std::to_string(count) + " |\n";
+
+    md += "\n## LLM use\n\n| role | calls | failed | prompt tokens | completion tokens | reasoning tokens | dollars | "
+          "seconds |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    auto row = [&](const std::string& role, const RoleUsage& u) {
+        md += "| " + role + " | " + std::to_string(u.calls) + " | " + std::to_string(u.failedCalls) + " | "
+            + std::to_string(u.tokens.promptTokens) + " | " + std::to_string(u.tokens.completionTokens) + " | "
+            + std::to_string(u.tokens.reasoningTokens) + " | " + formatDollars(u.dollars)
+            + (u.unpricedCalls ? " (+" + std::to_string(u.unpricedCalls) + " unpriced)" : "") + " | "
+            + formatFixed(u.latencySeconds, 1) + " |\n";
+    };
+    for (const auto& [role, u] : r.usage)
+        row(role, u);
+    row("**total**", r.totalUsage);
+    md += "\n## Time\n\n| LLM | compile | evaluation (timed loops) | run |\n|---:|---:|---:|---:|\n| "
+        + formatFixed(r.llmSeconds, 1) + " s | " + formatFixed(r.compileSeconds, 1) + " s | "
+        + formatFixed(r.evaluatorSeconds, 1) + " s (" + formatFixed(r.timedSeconds, 1) + " s) | "
+        + formatFixed(r.elapsedSeconds, 1) + " s |\n";
+
+    md += "\n## The tree\n\n" + std::to_string(r.nodes) + " nodes: " + std::to_string(r.openNodes) + " open, "
+        + std::to_string(r.closedNodes) + " closed or active, " + std::to_string(r.prunedNodes)
+        + " pruned. The picture is `tree.svg`; every node with its V history is in `tree.json`.\n\n```\n";
+    TreeRenderOptions ro;
+    ro.budget = 40000;
+    ro.intentChars = 140;
+    md += renderTreeForPrompt(s.tree, ro) + "```\n";
+    return md;
+}
+
+ExportResult exportSession(const Session& session, const SearchState& s, const Task* task, const fs::path& outDir)
+{
+    ExportResult result;
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec) {
+        result.error = outDir.string() + ": cannot create: " + ec.message();
+        return result;
+    }
+    const SessionConfig& c = session.config();
+    const auto write = [&](const std::string& name, const std::string& content) {
+        if (!result.error.empty())
+            return;
+        if (writeFileAtomically(outDir / name, content, result.error))
+            result.files.push_back(outDir / name);
+    };
+    const auto best = s.bestAttempt();
+    if (best) {
+        const Attempt& a = *s.tree.attempt(*best);
+        const std::string source = session.programSource(a.program);
+        const std::string header = "// Best kernel of a K-Search run on " + c.taskName
+            + ": J = " + formatFixed(a.score(), 1) + " (latency " + formatFixed(a.evaluation.latencyMicros, 2)
+            + " us, baseline " + formatFixed(a.evaluation.baselineLatencyMicros, 2) + " us"
+            + (a.evaluation.device.empty() ? "" : ", " + a.evaluation.device) + ").\n// Node " + a.node + ", attempt "
+            + std::to_string(a.index) + ", program " + a.program + ", session " + session.dir().string()
+            + ".\n// Intent: " + cell(s.tree.find(a.node)->intent) + "\n";
+        write("best_kernel" + c.programSuffix(), header + source);
+        const nlohmann::json solution {{"name", c.taskName + "_ksearch_" + a.program.substr(0, 8)},
+            {"definition", c.taskName}, {"author", "K-Search Studio"},
+            {"description",
+                "Found by K-Search (" + s.settings.describe() + "), J = " + formatFixed(a.score(), 1)
+                    + ". Entry point: extern \"C\" int ks_run(const KsArgs*, void* workspace, size_t workspace_bytes, "
+                      "stream) over the generated ks_task.h (outputs passed in KsArgs, destination-passing style); "
+                      "a binding to FlashInfer-Bench's calling convention is not generated."},
+            {"spec",
+                {{"language", c.backend == "host" ? "cpp" : "cuda"},
+                    {"target_hardware",
+                        nlohmann::json::array({a.evaluation.device.empty() ? "unknown" : a.evaluation.device})},
+                    {"entry_point", "kernel" + c.programSuffix() + "::ks_run"}, {"destination_passing_style", true},
+                    {"dependencies", nlohmann::json::array()}}},
+            {"sources",
+                nlohmann::json::array({{{"path", "kernel" + c.programSuffix()}, {"content", source}},
+                    {{"path", "ks_task.h"},
+                        {"content",
+                            task ? generateAbiHeader(task->definition) : std::string("// task not available")}}})}};
+        write("solution.json", solution.dump(2) + "\n");
+    }
+    write("report.md", renderReport(session, s, task));
+    write("tree.json",
+        nlohmann::json {{"task", c.taskName}, {"settings", s.settings.toJson()}, {"evaluations", s.evaluations},
+            {"tree", toJson(s.tree)}}
+                .dump(1)
+            + "\n");
+    TreeSvgOptions so;
+    so.title = "K-Search tree: " + c.taskName + " (" + s.settings.describe() + ", " + std::to_string(s.evaluations)
+        + " evaluations, best J " + formatFixed(s.bestScore(), 1) + ")";
+    so.activeNode = s.action ? s.action->node : std::string();
+    write("tree.svg", renderTreeSvg(s.tree, so));
+    return result;
+}
+
+} // namespace ks

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "session.h"
+
+#include <task/task.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+struct ExportResult {
+    std::vector<std::filesystem::path> files;
+    std::string error; // empty on success
+};
+
+// Writes what a search produced into `outDir`: the best kernel (best_kernel.cu or .cpp, with a
+// header saying where it came from), report.md (summary, per-workload table, verdicts, LLM use,
+// time, the path of intents that led to the best kernel, the whole tree), tree.json and tree.svg
+// (the tree as it is in `state`), and solution.json (a FlashInfer-Bench Solution). `task` may be
+// null when the task folder is gone: the report then names workloads by uuid only.
+ExportResult exportSession(
+    const Session& session, const SearchState& state, const Task* task, const std::filesystem::path& outDir);
+
+// The markdown report alone.
+std::string renderReport(const Session& session, const SearchState& state, const Task* task);
+
+} // namespace ks

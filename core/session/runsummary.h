@@ -1,0 +1,36 @@
+#pragma once
+
+#include <search/searchstate.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+// The figures a finished (or interrupted) run is judged by, from its state alone.
+struct RunSummary {
+    std::string finishedReason;
+    int evaluations = 0;
+    int budget = 0;
+    std::optional<int> best; // attempt index
+    double bestScore = 0.0;
+    std::map<std::string, int> verdicts; // by status name; "NO_PROGRAM" for answers without code
+    std::map<std::string, RoleUsage> usage; // by role
+    RoleUsage totalUsage;
+    double llmSeconds = 0.0, compileSeconds = 0.0, evaluatorSeconds = 0.0, timedSeconds = 0.0;
+    double elapsedSeconds = 0.0;
+    int nodes = 0, openNodes = 0, closedNodes = 0, prunedNodes = 0;
+    // Best J after each evaluation (index i: after evaluation i + 1).
+    std::vector<double> bestSoFar;
+};
+
+RunSummary summarize(const SearchState& state);
+
+// "12.3k" style token counts and "$0.0421" style dollars.
+std::string formatTokens(long long n);
+std::string formatDollars(double d);
+std::string formatFixed(double v, int digits);
+
+} // namespace ks

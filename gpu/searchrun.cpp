@@ -1,0 +1,146 @@
+#include "searchrun.h"
+
+#include <llm/providerfactory.h>
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace ks {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<SearchRun> SearchRun::create(
+    const fs::path& dir, const SessionConfig& config, const RunOptions& options, std::string& error)
+{
+    auto session = Session::create(dir, config, error);
+    if (!session)
+        return nullptr;
+    std::unique_ptr<SearchRun> run(new SearchRun);
+    SearchState state;
+    state.settings = config.settings;
+    if (!run->build(std::move(session), std::move(state), options, error))
+        return nullptr;
+    return run;
+}
+
+std::unique_ptr<SearchRun> SearchRun::resume(
+    const fs::path& dir, const RunOptions& options, std::string& error, JournalRecovery* recovery)
+{
+    auto session = Session::open(dir, error);
+    if (!session)
+        return nullptr;
+    auto state = session->loadState(error, recovery, true);
+    if (!state)
+        return nullptr;
+    std::unique_ptr<SearchRun> run(new SearchRun);
+    run->m_resumed = true;
+    if (!run->build(std::move(session), std::move(*state), options, error))
+        return nullptr;
+    return run;
+}
+
+SearchRun::~SearchRun()
+{
+    shutdown();
+}
+
+bool SearchRun::build(
+    std::unique_ptr<Session> session, SearchState state, const RunOptions& options, std::string& error)
+{
+    m_session = std::move(session);
+    const SessionConfig& config = m_session->config();
+    auto loaded = loadTask(config.taskDir);
+    if (!loaded.task) {
+        error = config.taskDir.string() + ": the task cannot be loaded:\n" + loaded.diagnostics.formatAll();
+        return false;
+    }
+    m_task = std::make_unique<Task>(std::move(*loaded.task));
+
+    // Input and output buffers go through files: on tmpfs when there is one.
+    const bool shm = QFileInfo(QStringLiteral("/dev/shm")).isWritable();
+    m_scratch = std::make_unique<QTemporaryDir>(
+        shm ? QStringLiteral("/dev/shm/ksearch-run-XXXXXX") : QDir::tempPath() + QStringLiteral("/ksearch-run-XXXXXX"));
+    EvaluatorSettings es;
+    es.backend = config.backend == "host" ? Backend::Host : Backend::Cuda;
+    es.workDir = m_scratch->path().toStdString();
+    es.cacheDir = options.compileCache;
+    es.bench.maxSeconds = options.benchSeconds;
+    es.runTimeout = options.runTimeout;
+    m_evaluator = std::make_unique<Evaluator>(*m_task, es);
+
+    m_prices = options.prices ? *options.prices : PriceTable::builtIn();
+    m_ledger.restore(QMap<QString, RoleUsage>());
+    QMap<QString, RoleUsage> used;
+    for (const auto& [role, u] : state.usage)
+        used.insert(QString::fromStdString(role), u);
+    m_ledger.restore(used);
+    m_ledger.setCapDollars(state.settings.maxDollars);
+    for (auto [config_, raw, metered] :
+        {std::tuple {&config.planner, &m_plannerRaw, &m_planner}, std::tuple {&config.coder, &m_coderRaw, &m_coder}}) {
+        ProviderBuild b = makeProvider(*config_);
+        if (!b.provider) {
+            error = (config_ == &config.planner ? "planner: " : "coder: ") + b.error.toStdString();
+            return false;
+        }
+        *raw = std::move(b.provider);
+        *metered = std::make_unique<MeteredProvider>(**raw, m_prices, m_ledger);
+    }
+    EngineSetup setup;
+    setup.task = m_task.get();
+    setup.session = m_session.get();
+    setup.plannerConfig = config.planner;
+    setup.coderConfig = config.coder;
+    setup.planner = m_planner.get();
+    setup.coder = m_coder.get();
+    setup.ledger = &m_ledger;
+    setup.evaluator = m_evaluator.get();
+    setup.target = {m_evaluator->targetDescription(), m_evaluator->compilerDescription(), es.backend == Backend::Cuda};
+    m_engine = std::make_unique<SearchEngine>(setup, std::move(state));
+    return true;
+}
+
+std::optional<std::string> SearchRun::environmentProblem()
+{
+    return m_evaluator->environmentProblem();
+}
+
+void SearchRun::start(bool ownThread)
+{
+    const bool resumed = m_resumed;
+    if (ownThread) {
+        m_thread = std::make_unique<QThread>();
+        m_thread->setObjectName(QStringLiteral("ksearch-engine"));
+        for (LlmProvider* p : {m_plannerRaw.get(), m_coderRaw.get()})
+            if (auto* o = dynamic_cast<QObject*>(p))
+                o->moveToThread(m_thread.get());
+        m_engine->moveToThread(m_thread.get());
+        m_threadContext = std::make_unique<QObject>();
+        m_threadContext->moveToThread(m_thread.get());
+        m_thread->start();
+    }
+    QMetaObject::invokeMethod(
+        m_engine.get(), [engine = m_engine.get(), resumed] { engine->start(resumed); }, Qt::QueuedConnection);
+}
+
+void SearchRun::shutdown()
+{
+    if (!m_thread)
+        return;
+    // The engine, its calls and the providers belong to the worker: destroy them there.
+    QMetaObject::invokeMethod(
+        m_threadContext.get(),
+        [this] {
+            m_engine.reset();
+            m_planner.reset();
+            m_coder.reset();
+            m_plannerRaw.reset();
+            m_coderRaw.reset();
+        },
+        Qt::BlockingQueuedConnection);
+    m_thread->quit();
+    m_thread->wait();
+    m_thread.reset();
+    m_threadContext.reset();
+}
+
+} // namespace ks

@@ -1,0 +1,39 @@
+// The scripted LLM as a program for the command provider: request JSON on stdin, a structured
+// answer ({"text", "model", "usage"}) on stdout. KS_FAKE_LLM_MODE selects misbehaviours;
+// KS_FAKE_LLM_LOG, when set, gets one line per request (role and first words), for tests that
+// check which calls were made.
+#include "fakellm.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+int main()
+{
+    const std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    nlohmann::json request;
+    try {
+        request = nlohmann::json::parse(input);
+    } catch (const std::exception& e) {
+        std::cerr << "ks_fake_llm: bad request: " << e.what() << "\n";
+        return 2;
+    }
+    std::vector<std::pair<std::string, std::string>> messages;
+    std::size_t promptChars = 0;
+    for (const auto& m : request.value("messages", nlohmann::json::array())) {
+        messages.push_back({m.value("role", std::string()), m.value("content", std::string())});
+        promptChars += messages.back().second.size();
+    }
+    const char* mode = std::getenv("KS_FAKE_LLM_MODE");
+    const std::string role = request.value("role", std::string());
+    const std::string text = ks::test::fakeLlmAnswer(role, messages, mode ? mode : "");
+    if (const char* log = std::getenv("KS_FAKE_LLM_LOG"))
+        std::ofstream(log, std::ios::app) << role << " " << messages.size() << "\n";
+    const nlohmann::json answer {{"text", text}, {"model", request.value("model", std::string("fake"))},
+        {"usage", {{"prompt_tokens", promptChars / 4}, {"completion_tokens", text.size() / 4}}}};
+    std::cout << answer.dump() << std::endl;
+    return 0;
+}
