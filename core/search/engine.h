@@ -75,8 +75,11 @@ private:
     void runCoder(const Step& step);
     void evaluatePending();
     void finishAction(const Step& step);
-    void onPlannerAnswer(const Step& step, const LlmResult& r, const QList<ChatMessage>& messages);
-    void onCoderAnswer(const Step& step, const LlmResult& r, const QList<ChatMessage>& messages);
+    // The consequence of an answer already journaled as `exchange`.
+    void handlePlannerAnswer(const Step& step, const LlmResult& r, const std::string& exchange);
+    void handleCoderAnswer(const Step& step, const LlmResult& r, const std::string& exchange);
+    // Uses an answer the journal holds without its consequence (a crash in between); false: none.
+    bool answerFromJournal(const Step& step, const std::string& role);
     std::string recordExchange(
         const std::string& role, const Step& step, const QList<ChatMessage>& messages, const LlmResult& r);
     // An answer that could not be used because the endpoint failed: true when the run must halt.

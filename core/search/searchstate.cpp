@@ -44,6 +44,8 @@ void SearchState::apply(const json& e)
     };
     seq = eventSeq;
     elapsedSeconds = std::max(elapsedSeconds, e.value("elapsed_s", 0.0));
+    if (type != "exchange" && (str(e, "exchange") == unconsumedExchange || type == "paused" || type == "run_finished"))
+        unconsumedExchange.clear();
 
     if (type == "run_started") {
         paused = false;
@@ -73,6 +75,7 @@ void SearchState::apply(const json& e)
         usage[role].add(u);
         exchanges[str(e, "id")] = std::make_shared<const json>(e);
         ++exchangeCount;
+        unconsumedExchange = str(e, "id");
     } else if (type == "tree_edit") {
         const TreeEdit edit = treeEditFromJson(e.value("edit", json::object()));
         const Author author = parseAuthor(str(e, "author")).value_or(Author::WorldModel);
@@ -247,7 +250,7 @@ json SearchState::toJson() const
         {"tree", ks::toJson(tree)}, {"initialized", initialized}, {"fill_tried", fillTried},
         {"seed_program", seedProgram}, {"seed_pending", seedPending}, {"pinned", pinned}, {"paused", paused},
         {"finished_reason", finishedReason}, {"answers_without_program", answersWithoutProgram},
-        {"island_of", islandOf}, {"exchange_count", exchangeCount}};
+        {"island_of", islandOf}, {"exchange_count", exchangeCount}, {"unconsumed_exchange", unconsumedExchange}};
     if (action)
         j["action"] = {{"node", action->node}, {"attempts", action->attempts}, {"stagnation", action->stagnation},
             {"best", action->best ? json(*action->best) : json()}};
@@ -291,6 +294,7 @@ std::optional<SearchState> SearchState::fromJson(const json& j, std::string& err
         s.answersWithoutProgram = j.value("answers_without_program", 0);
         s.islandOf = j.value("island_of", std::map<std::string, int>());
         s.exchangeCount = j.value("exchange_count", 0);
+        s.unconsumedExchange = j.value("unconsumed_exchange", std::string());
         if (j.contains("action")) {
             const json& a = j["action"];
             s.action = ActionState {a.at("node").get<std::string>(), a.value("attempts", 0), a.value("stagnation", 0),

@@ -67,6 +67,9 @@ public:
     std::string finishedReason; // empty while the run goes on
     int answersWithoutProgram = 0;
     int exchangeCount = 0;
+    // An answer journaled whose consequence (an edit, a refusal, a candidate) is not: the process
+    // died in between. A resumed run uses it instead of asking again.
+    std::string unconsumedExchange;
     std::map<std::string, RoleUsage> usage; // by role
     std::map<std::string, int> islandOf; // evolve: the island of each node it proposed
     std::unordered_map<std::string, std::shared_ptr<const nlohmann::json>> exchanges; // by id

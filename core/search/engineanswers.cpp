@@ -1,0 +1,180 @@
+// The SearchEngine's LLM side: asking the world model and the code policy, journaling their
+// answers, and turning each answer into its consequence (an edit, a refusal, a candidate).
+
+#include "answerparsing.h"
+#include "engine.h"
+#include "engineevents.h"
+
+#include <llm/providerfactory.h>
+#include <util/secrets.h>
+
+namespace ks {
+
+using json = nlohmann::json;
+
+std::string SearchEngine::recordExchange(
+    const std::string& role, const Step& st, const QList<ChatMessage>& messages, const LlmResult& r)
+{
+    const std::string id = "x" + std::to_string(m_state.exchangeCount + 1);
+    json e {{"type", "exchange"}, {"id", id}, {"role", role}, {"purpose", st.purpose}, {"node", st.node},
+        {"messages", messagesJson(messages)}, {"text", redactSecrets(r.text.toStdString())},
+        {"model", r.model.toStdString()},
+        {"usage",
+            {{"prompt", r.usage.promptTokens}, {"completion", r.usage.completionTokens},
+                {"reasoning", r.usage.reasoningTokens}}},
+        {"cost", r.costDollars}, {"priced", r.priced}, {"latency_s", r.latencySeconds}};
+    if (r.error)
+        e["error"] = {
+            {"kind", errorKindName(r.error->kind).toStdString()}, {"message", r.error->message.toStdString()}};
+    return record(std::move(e)) ? id : std::string();
+}
+
+bool SearchEngine::haltOnLlmError(const LlmError& e, const std::string& role)
+{
+    switch (e.kind) {
+    case LlmErrorKind::MalformedResponse:
+    case LlmErrorKind::BadRequest:
+        return false; // an unusable answer: the search goes on without it
+    case LlmErrorKind::Cancelled:
+        return true; // a stop command cancelled it; the next step records the stop
+    case LlmErrorKind::CostCap:
+        record({{"type", "run_finished"}, {"reason", "dollar cap reached: " + e.message.toStdString()}});
+        return true;
+    default:
+        record({{"type", "paused"}, {"reason", role + " endpoint failed: " + e.message.toStdString()}});
+        halt("the " + role + "'s endpoint failed (" + errorKindName(e.kind).toStdString()
+            + "): " + e.message.toStdString() + "; fix it and resume the run");
+        return true;
+    }
+}
+
+bool SearchEngine::answerFromJournal(const Step& st, const std::string& role)
+{
+    if (m_state.unconsumedExchange.empty())
+        return false;
+    const auto it = m_state.exchanges.find(m_state.unconsumedExchange);
+    if (it == m_state.exchanges.end())
+        return false;
+    const json& e = *it->second;
+    if (e.value("role", std::string()) != role || e.value("purpose", std::string()) != st.purpose
+        || e.value("node", std::string()) != st.node)
+        return false;
+    const LlmResult r = resultFromExchange(e);
+    if (role == "planner")
+        handlePlannerAnswer(st, r, m_state.unconsumedExchange);
+    else
+        handleCoderAnswer(st, r, m_state.unconsumedExchange);
+    return true;
+}
+
+void SearchEngine::runPlanner(const Step& st)
+{
+    if (answerFromJournal(st, "planner"))
+        return;
+    const PlannerTask task = m_state.planner ? *m_state.planner : PlannerTask {st.purpose, st.node, false, {}, {}};
+    const QList<ChatMessage> messages = m_prompts.planner(m_state, task);
+    m_call = m_setup.planner->send(makeRequest(m_setup.plannerConfig, u"planner"_qs, messages));
+    m_call->setParent(this);
+    connect(m_call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"planner"_qs, d); });
+    connect(m_call, &LlmCall::finished, this, [this, st, messages](const LlmResult& r) {
+        m_call->deleteLater();
+        m_call = nullptr;
+        handlePlannerAnswer(st, r, recordExchange("planner", st, messages, r));
+    });
+}
+
+void SearchEngine::handlePlannerAnswer(const Step& st, const LlmResult& r, const std::string& exchange)
+{
+    if (exchange.empty() || (r.error && haltOnLlmError(*r.error, "planner"))) {
+        scheduleStep();
+        return;
+    }
+    const bool repairing = m_state.planner && m_state.planner->repair;
+    const std::string solved = st.purpose == "update" ? st.node : std::string();
+    const EditRules rules = editRulesFor(m_state, solved);
+    std::vector<std::string> errors;
+    const std::string answer = r.text.toStdString();
+    std::optional<TreeEdit> edit;
+    if (r.error) {
+        errors.push_back("the call failed: " + r.error->message.toStdString());
+    } else {
+        std::string error;
+        if (const auto j = extractJsonObject(answer, error))
+            edit = parseTreeEdit(*j, errors);
+        else
+            errors.push_back(error);
+    }
+    EditCheck check;
+    if (edit) {
+        check = validateEdit(m_state.tree, *edit, rules);
+        errors.insert(errors.end(), check.errors.begin(), check.errors.end());
+    }
+    if (errors.empty()) {
+        TreeEdit applied = *edit;
+        if (rules.frozenValues)
+            applied.updates.clear();
+        SearchState preview = m_state; // the ids the inserts will get
+        const auto ids = applyEdit(preview.tree, applied, rules, Author::WorldModel, m_state.evaluations, exchange);
+        record({{"type", "tree_edit"}, {"author", "world_model"}, {"exchange", exchange}, {"purpose", st.purpose},
+            {"node", st.node}, {"reasoning", edit->reasoning}, {"edit", toJson(applied)},
+            {"rules", editRulesJson(rules)}, {"inserted", ids}, {"notes", check.notes}});
+    } else {
+        record({{"type", "edit_rejected"}, {"exchange", exchange}, {"purpose", st.purpose}, {"node", st.node},
+            {"errors", errors}, {"repair", !repairing && !r.error}, {"answer", answer}});
+        // After a success the solved node must still get a child, even from a failed repair.
+        if (repairing && !solved.empty()) {
+            const SearchNode* n = m_state.tree.find(solved);
+            record({{"type", "tree_edit"}, {"author", "system"}, {"purpose", "fallback"},
+                {"edit",
+                    singleInsert(solved, "Refine " + solved + ": profile it and remove its largest bottleneck", 0.5,
+                        "the world model gave no valid refinement of a passing node")},
+                {"rules", editRulesJson(EditRules {})}, {"inserted", {m_state.tree.peekNextId()}},
+                {"notes", {"fallback child for " + (n ? n->intent : solved)}}});
+        }
+    }
+    scheduleStep();
+}
+
+void SearchEngine::runCoder(const Step& st)
+{
+    if (answerFromJournal(st, "coder"))
+        return;
+    const QList<ChatMessage> messages = m_prompts.coder(m_state, st.purpose, st.node);
+    m_call = m_setup.coder->send(makeRequest(m_setup.coderConfig, u"coder"_qs, messages));
+    m_call->setParent(this);
+    connect(m_call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"coder"_qs, d); });
+    connect(m_call, &LlmCall::finished, this, [this, st, messages](const LlmResult& r) {
+        m_call->deleteLater();
+        m_call = nullptr;
+        handleCoderAnswer(st, r, recordExchange("coder", st, messages, r));
+    });
+}
+
+void SearchEngine::handleCoderAnswer(const Step& st, const LlmResult& r, const std::string& exchange)
+{
+    if (exchange.empty() || (r.error && haltOnLlmError(*r.error, "coder"))) {
+        scheduleStep();
+        return;
+    }
+    json e {{"type", "candidate"}, {"node", st.node}, {"exchange", exchange}, {"prompt", st.purpose},
+        {"author", "code_policy"}};
+    std::string problem;
+    const auto program = r.error ? std::nullopt : extractProgram(r.text.toStdString(), problem);
+    if (r.error)
+        problem = "the call failed: " + r.error->message.toStdString();
+    if (program) {
+        std::string error;
+        const std::string hash = m_setup.session->storeProgram(*program, error);
+        if (hash.empty()) {
+            halt(error);
+            return;
+        }
+        e["program"] = hash;
+    } else {
+        e["problem"] = problem;
+    }
+    record(std::move(e));
+    scheduleStep();
+}
+
+} // namespace ks

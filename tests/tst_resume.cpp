@@ -1,0 +1,132 @@
+#include "enginefixture.h"
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <QTemporaryDir>
+
+#include <fstream>
+
+using namespace ks;
+using test::EngineFixture;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A run killed at any moment resumes with nothing lost but the call in flight: for every prefix
+// of a finished run's journal (a crash right after that event), with a torn line after it or not,
+// with a stale, a matching or no checkpoint, the resumed run must end exactly where the
+// uninterrupted one did, spending exactly the budget.
+class TestResume : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void resumeAfterEveryEvent_data();
+    void resumeAfterEveryEvent();
+    void corruptJournalIsAnError();
+    void finishedRunResumesWithMoreBudget();
+
+private:
+    QTemporaryDir m_tmp;
+    fs::path m_root;
+    std::unique_ptr<EngineFixture> m_fixture;
+    std::vector<json> m_reference;
+};
+
+void TestResume::initTestCase()
+{
+    qRegisterMetaType<ks::LlmResult>();
+    m_root = m_tmp.path().toStdString();
+    m_fixture = std::make_unique<EngineFixture>(m_root);
+    const auto o = m_fixture->run(m_root / "reference", EngineFixture::settings(5, 1));
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    m_reference = o.events;
+    QVERIFY(m_reference.size() > 20);
+}
+
+void TestResume::resumeAfterEveryEvent_data()
+{
+    QTest::addColumn<int>("cut"); // events that reached the journal before the crash
+    QTest::addColumn<QString>("checkpoint"); // none | stale | matching
+    QTest::addColumn<bool>("torn"); // the next event was half written
+    const char* checkpoints[] = {"none", "stale", "matching"};
+    for (int k = 1; k < static_cast<int>(m_reference.size()); ++k)
+        QTest::addRow("after event %d (%s)", k, m_reference[k - 1].value("type", std::string()).c_str())
+            << k << QString::fromLatin1(checkpoints[k % 3]) << (k % 2 == 0);
+}
+
+void TestResume::resumeAfterEveryEvent()
+{
+    QFETCH(int, cut);
+    QFETCH(QString, checkpoint);
+    QFETCH(bool, torn);
+    const fs::path dir = m_root / ("cut-" + std::to_string(cut));
+    fs::create_directories(dir);
+    fs::copy(m_root / "reference", dir, fs::copy_options::recursive);
+    {
+        std::ofstream journal(dir / "journal.jsonl", std::ios::trunc);
+        for (int i = 0; i < cut; ++i)
+            journal << m_reference[i].dump() << "\n";
+        if (torn)
+            journal << m_reference[cut].dump().substr(0, 40);
+    }
+    if (checkpoint == u"none") {
+        fs::remove(dir / "tree.json");
+    } else if (checkpoint == u"matching") {
+        SearchState state;
+        for (int i = 0; i < cut; ++i)
+            state.apply(m_reference[i]);
+        test::writeText(dir / "tree.json", state.toJson().dump());
+    } // stale: the reference run's last checkpoint, ahead of this journal
+
+    const auto o = m_fixture->resume(dir);
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    QCOMPARE(o.state.evaluations, 5);
+    const auto evaluations =
+        std::count_if(o.events.begin(), o.events.end(), [](const json& e) { return e["type"] == "evaluation"; });
+    QCOMPARE(evaluations, 5);
+    for (std::size_t i = 0; i < o.events.size(); ++i)
+        QCOMPARE(o.events[i]["seq"].get<std::size_t>(), i + 1);
+    const auto expected = test::eventSignature(m_reference), actual = test::eventSignature(o.events);
+    for (std::size_t i = 0; i < std::min(expected.size(), actual.size()); ++i)
+        QVERIFY2(expected[i] == actual[i],
+            ("event " + std::to_string(i) + ": " + actual[i] + ", expected " + expected[i]).c_str());
+    QCOMPARE(actual.size(), expected.size());
+}
+
+void TestResume::corruptJournalIsAnError()
+{
+    const fs::path dir = m_root / "corrupt";
+    fs::create_directories(dir);
+    fs::copy(m_root / "reference", dir, fs::copy_options::recursive);
+    fs::remove(dir / "tree.json");
+    {
+        std::ofstream journal(dir / "journal.jsonl", std::ios::trunc);
+        for (std::size_t i = 0; i < m_reference.size(); ++i)
+            journal << (i == 3 ? std::string("{not json") : m_reference[i].dump()) << "\n";
+    }
+    const auto o = m_fixture->resume(dir);
+    QVERIFY(!o.ok());
+    QVERIFY2(o.halted.contains(u"journal.jsonl:4: not a JSON event"), qPrintable(o.halted));
+}
+
+void TestResume::finishedRunResumesWithMoreBudget()
+{
+    const fs::path dir = m_root / "more-budget";
+    fs::create_directories(dir);
+    fs::copy(m_root / "reference", dir, fs::copy_options::recursive);
+    std::string error;
+    auto run = SearchRun::resume(dir, m_fixture->options(), error);
+    QVERIFY2(run, error.c_str());
+    HumanCommand raise;
+    raise.kind = HumanCommand::Kind::SetBudget;
+    raise.number = 7;
+    raise.reason = "two more";
+    run->engine().submit(raise);
+    const auto o = m_fixture->drive(*run);
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    QCOMPARE(o.state.evaluations, 7);
+    QCOMPARE(o.state.settings.budget, 7);
+}
+
+KS_TEST_MAIN_CORE(TestResume)
+#include "tst_resume.moc"
