@@ -85,8 +85,9 @@ std::string describeTask(const Task& task, bool withReference)
             + (t.description.empty() ? "" : " - " + t.description) + "\n";
     for (const std::string& c : d.constraints)
         s += "Constraint: " + c + "\n";
-    s += "Correctness: every output element within atol " + num(d.tolerance.atol, 4) + " or rtol "
-        + num(d.tolerance.rtol, 4) + " of the reference";
+    char tolerance[96];
+    std::snprintf(tolerance, sizeof tolerance, "within atol %g or rtol %g", d.tolerance.atol, d.tolerance.rtol);
+    s += std::string("Correctness: every output element ") + tolerance + " of the reference";
     if (d.tolerance.requiredMatchedRatio < 1.0)
         s += " (" + num(100 * d.tolerance.requiredMatchedRatio, 1) + " % of elements)";
     s += "; NaN and Inf fail.\n";

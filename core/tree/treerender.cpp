@@ -120,12 +120,23 @@ std::string renderTreeForPrompt(const SearchTree& tree, const TreeRenderOptions&
         focus = tree.attempt(*best)->node;
     if (!focus.empty() && tree.find(focus)) {
         out += "Path from the root to " + focus + ":\n";
+        // The nearest ancestors matter most: fill the allowance from the focus upwards.
         const auto path = tree.pathFromRoot(focus);
-        Section s(out, budget / 4);
-        for (std::size_t i = 0; i < path.size(); ++i) {
-            s.add(lineOf(*path[i]), path.size() - i - 1);
-            shown.insert(path[i]->id);
+        const std::size_t allowance = budget / 4;
+        std::vector<std::string> lines;
+        std::size_t used = 0;
+        for (auto it = path.rbegin(); it != path.rend(); ++it) {
+            const std::string line = lineOf(**it) + "\n";
+            if (!lines.empty() && used + line.size() + 40 > allowance)
+                break;
+            lines.push_back(line);
+            used += line.size();
+            shown.insert((*it)->id);
         }
+        if (lines.size() < path.size())
+            out += "  ... " + std::to_string(path.size() - lines.size()) + " ancestors up to the root\n";
+        for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+            out += *it;
     }
     auto frontier = tree.frontier();
     std::stable_sort(frontier.begin(), frontier.end(),

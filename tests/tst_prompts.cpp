@@ -1,0 +1,193 @@
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <search/promptbuilder.h>
+#include <search/prompttemplate.h>
+#include <task/task.h>
+
+using namespace ks;
+using json = nlohmann::json;
+
+// Every prompt of the search, built from a state made of events, carries what its reader needs.
+class TestPrompts : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void templatesCatchMismatches();
+    void planner_data();
+    void planner();
+    void repairIsASecondTurn();
+    void coder_data();
+    void coder();
+    void coderDuringAnAction();
+    void evolveShowsParentAndInspirations();
+
+private:
+    std::optional<Task> m_task;
+    SearchState m_state; // n1 solved (attempts 0, 1), n2 failed (attempt 2), n3 open under n1, n4 open under root
+};
+
+static json evaluation(const std::string& node, const std::string& program, Verdict v, double score)
+{
+    Evaluation e;
+    e.status = v;
+    e.score = score;
+    e.latencyMicros = 10.0;
+    e.baselineLatencyMicros = 20.0;
+    e.log = v == Verdict::CompileError ? "error: identifier \"oops\" is undefined" : "";
+    WorkloadEvaluation w;
+    w.id = "e316a464-ff7c-587e-a608-9c6bd5b1d263";
+    w.status = v;
+    w.latencyMicros = 10.0;
+    w.baselineLatencyMicros = 20.0;
+    w.speedup = 2.0;
+    e.workloads.push_back(w);
+    return {{"type", "evaluation"}, {"node", node}, {"program", program}, {"prompt", "action"},
+        {"author", "code_policy"}, {"evaluation", toJson(e)}};
+}
+
+void TestPrompts::initTestCase()
+{
+    auto loaded = loadTask(test::tasksDir() / "rmsnorm");
+    QVERIFY(loaded.task);
+    m_task = std::move(loaded.task);
+    const json edit = {{"insert",
+        {{{"parent", "root"}, {"intent", "one block per row, vectorised bf16x8 loads"}, {"priority", 0.9}},
+            {{"parent", "root"}, {"intent", "warp-per-row with shuffles"}, {"priority", 0.5}}}}};
+    for (const json& e : std::vector<json> {{{"type", "run_started"}},
+             {{"type", "tree_edit"}, {"author", "world_model"}, {"purpose", "init"}, {"edit", edit}},
+             {{"type", "action_started"}, {"node", "n1"}}, evaluation("n1", "p1", Verdict::Passed, 150.0),
+             evaluation("n1", "p2", Verdict::Passed, 140.0),
+             {{"type", "action_finished"}, {"node", "n1"}, {"best_attempt", 0}, {"next_planner", ""}},
+             {{"type", "tree_edit"}, {"author", "world_model"}, {"purpose", "update"},
+                 {"edit", {{"insert", {{{"parent", "n1"}, {"intent", "keep the row in registers"}, {"priority", 0.7}}}}}}},
+             {{"type", "action_started"}, {"node", "n2"}}, evaluation("n2", "p3", Verdict::CompileError, 0.0),
+             {{"type", "action_finished"}, {"node", "n2"}, {"best_attempt", nullptr}, {"next_planner", ""}},
+             {{"type", "tree_edit"}, {"author", "world_model"}, {"purpose", "fill"},
+                 {"edit", {{"insert", {{{"parent", "root"}, {"intent", "a persistent kernel"}, {"priority", 0.2}}}}}}}})
+        m_state.apply(e);
+    QCOMPARE(m_state.tree.nodeCount(), 5);
+}
+
+void TestPrompts::templatesCatchMismatches()
+{
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, renderPrompt("planner_repair", {}));
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, renderPrompt("planner_repair", {{"errors", "x"}, {"extra", "y"}}));
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, renderPrompt("no_such_template", {}));
+    QVERIFY(renderPrompt("planner_repair", {{"errors", "- bad"}}).find("- bad") != std::string::npos);
+}
+
+static PromptBuilder builder(const Task& task)
+{
+    return PromptBuilder(task, {"NVIDIA H200 (sm_90a)", "nvcc -O3 -arch=sm_90a", true},
+        [](const std::string& hash) { return "// program " + hash + "\nextern \"C\" int ks_run();"; });
+}
+
+static std::string join(const QList<ChatMessage>& messages)
+{
+    std::string all;
+    for (const auto& m : messages)
+        all += "[" + m.role.toStdString() + "]\n" + m.content.toStdString() + "\n";
+    return all;
+}
+
+void TestPrompts::planner_data()
+{
+    QTest::addColumn<QString>("purpose");
+    QTest::addColumn<QString>("node");
+    QTest::addColumn<QStringList>("mustContain");
+    QTest::newRow("init") << "init" << ""
+                          << QStringList {u"Start the tree"_qs, u"typedef struct KsArgs"_qs, u"reference implementation"_qs,
+                                 u"hidden_states [batch_size, hidden_size] bfloat16"_qs, u"NVIDIA H200"_qs,
+                                 u"At most 3 inserts"_qs, u"no program yet"_qs};
+    QTest::newRow("update") << "update" << "n1"
+                            << QStringList {u"n1 \"one block per row"_qs, u"attempt 0 (action): PASSED, J 150.0"_qs,
+                                   u"Insert at least one child under n1"_qs, u"n3 [open, V 0.70]"_qs,
+                                   u"Baseline to beat"_qs, u"batch_size=1, hidden_size=4096"_qs};
+    QTest::newRow("too hard") << "too_hard" << "n2"
+                              << QStringList {u"ended after 1 attempts, and none passed"_qs, u"COMPILE_ERROR"_qs,
+                                     u"identifier \"oops\" is undefined"_qs};
+    QTest::newRow("fill") << "fill" << "" << QStringList {u"frontier is empty"_qs, u"n4 [open, V 0.20]"_qs};
+}
+
+void TestPrompts::planner()
+{
+    QFETCH(QString, purpose);
+    QFETCH(QString, node);
+    QFETCH(QStringList, mustContain);
+    const auto messages = builder(*m_task).planner(m_state, {purpose.toStdString(), node.toStdString(), false, {}, {}});
+    QCOMPARE(messages.size(), 2);
+    QCOMPARE(messages[0].role, u"system"_qs);
+    const std::string all = join(messages);
+    QVERIFY2(all.find("{{") == std::string::npos, all.c_str());
+    for (const QString& s : mustContain)
+        QVERIFY2(all.find(s.toStdString()) != std::string::npos, (s.toStdString() + "\n---\n" + all).c_str());
+}
+
+void TestPrompts::repairIsASecondTurn()
+{
+    const auto messages =
+        builder(*m_task).planner(m_state, {"update", "n1", true, {"update[0].priority: 1.5 is outside [0, 1]"}, "{\"bad\": 1}"});
+    QCOMPARE(messages.size(), 4);
+    QCOMPARE(messages[2].role, u"assistant"_qs);
+    QCOMPARE(messages[2].content, u"{\"bad\": 1}"_qs);
+    QVERIFY(messages[3].content.contains(u"- update[0].priority: 1.5 is outside [0, 1]"));
+}
+
+void TestPrompts::coder_data()
+{
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("node");
+    QTest::addColumn<QStringList>("mustContain");
+    QTest::newRow("action from a parent")
+        << "action" << "n3"
+        << QStringList {u"Intent to implement (n3): keep the row in registers"_qs, u"Start from the program of n1"_qs,
+               u"// program p1"_qs, u"launch all GPU work on `stream`"_qs, u"Where this intent sits"_qs};
+    QTest::newRow("action from nothing") << "action" << "n4"
+                                         << QStringList {u"no program to start from"_qs, u"a persistent kernel"_qs};
+}
+
+void TestPrompts::coder()
+{
+    QFETCH(QString, kind);
+    QFETCH(QString, node);
+    QFETCH(QStringList, mustContain);
+    const std::string all = join(builder(*m_task).coder(m_state, kind.toStdString(), node.toStdString()));
+    QVERIFY2(all.find("{{") == std::string::npos, all.c_str());
+    for (const QString& s : mustContain)
+        QVERIFY2(all.find(s.toStdString()) != std::string::npos, (s.toStdString() + "\n---\n" + all).c_str());
+}
+
+void TestPrompts::coderDuringAnAction()
+{
+    SearchState s = m_state;
+    s.apply({{"type", "action_started"}, {"node", "n3"}});
+    s.apply(evaluation("n3", "p4", Verdict::CompileError, 0.0));
+    const PromptBuilder b = builder(*m_task);
+    std::string debug = join(b.coder(s, "debug", "n3"));
+    for (const char* must : {"attempt 2 under the intent, and nothing has passed yet", "COMPILE_ERROR",
+             "identifier \"oops\"", "// program p4", "Fix what went wrong first"})
+        QVERIFY2(debug.find(must) != std::string::npos, (std::string(must) + "\n---\n" + debug).c_str());
+    s.apply(evaluation("n3", "p5", Verdict::Passed, 300.0));
+    s.apply(evaluation("n3", "p6", Verdict::IncorrectNumerical, 0.0));
+    const std::string improve = join(b.coder(s, "improve", "n3"));
+    for (const char* must : {"Its best program so far passed", "J = 300.0", "// program p5", "The last attempt did not beat it",
+             "INCORRECT_NUMERICAL", "after 7 attempts in a row without a gain of at least 1 %"})
+        QVERIFY2(improve.find(must) != std::string::npos, (std::string(must) + "\n---\n" + improve).c_str());
+}
+
+void TestPrompts::evolveShowsParentAndInspirations()
+{
+    SearchState s = m_state;
+    s.settings.strategy = StrategyKind::Evolve;
+    s.apply({{"type", "tree_edit"}, {"author", "system"}, {"purpose", "propose"},
+        {"edit", {{"insert", {{{"parent", "n1"}, {"intent", "Evolve (island 0): mutate n1"}, {"priority", 0.5}}}}}}});
+    const std::string all = join(builder(*m_task).coder(s, "evolve", "n5"));
+    for (const char* must : {"The parent program (n1)", "// program p1", "An inspiration (n1, J 140.0)", "// program p2",
+             "Write an improved program"})
+        QVERIFY2(all.find(must) != std::string::npos, (std::string(must) + "\n---\n" + all).c_str());
+}
+
+KS_TEST_MAIN_CORE(TestPrompts)
+#include "tst_prompts.moc"
