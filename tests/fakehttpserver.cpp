@@ -58,9 +58,11 @@ void FakeHttpServer::serve(QTcpSocket* socket)
             return;
         m_requests.append({head, buffer->mid(end + 4, length)});
         buffer->clear();
-        const Response r = m_responses.isEmpty()
-            ? Response {http(500, R"({"error":{"message":"no scripted response"}})")}
-            : m_responses.takeFirst();
+        Response r {http(500, R"({"error":{"message":"no scripted response"}})")};
+        if (!m_responses.isEmpty())
+            r = m_responses.takeFirst();
+        else if (m_responder)
+            r.bytes = m_responder(m_requests.back());
         if (r.hang)
             return;
         socket->write(r.bytes);

@@ -4,6 +4,8 @@
 #include <QList>
 #include <QTcpServer>
 
+#include <functional>
+
 #include <llm/llmprovider.h>
 
 namespace ks::test {
@@ -27,6 +29,8 @@ public:
     explicit FakeHttpServer(QObject* parent = nullptr);
     QString baseUrl() const; // http://127.0.0.1:<port>/v1
     void enqueue(const Response& r) { m_responses.append(r); }
+    // Answers every request without a scripted response (a stand-in that reads the request).
+    void setResponder(std::function<QByteArray(const Request&)> responder) { m_responder = std::move(responder); }
     const QList<Request>& requests() const { return m_requests; }
 
     static QByteArray http(int status, const QByteArray& body, const QByteArray& extraHeaders = {},
@@ -40,6 +44,7 @@ private:
     QTcpServer m_server;
     QList<Response> m_responses;
     QList<Request> m_requests;
+    std::function<QByteArray(const Request&)> m_responder;
 };
 
 // Sends one request and waits (with the event loop running) for its result; streamed pieces

@@ -1,0 +1,191 @@
+#include "fakehttpserver.h"
+#include "fakellm.h"
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <QDirIterator>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+
+using namespace ks;
+using test::FakeHttpServer;
+namespace fs = std::filesystem;
+
+// `ksearch run` and `ksearch export` as a user runs them: the planner is an OpenAI-compatible
+// endpoint on loopback (real HTTP, a key in the environment), the coder a command; the run is
+// killed with SIGKILL mid-way, resumed, finishes with exact budget counts, and is exported.
+class TestRunCommand : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void killResumeExport();
+    void usageErrors_data();
+    void usageErrors();
+    void cudaBackendWithoutGpu();
+
+private:
+    QStringList runArgs(const QString& session, int budget) const;
+    QStringList environment() const;
+    static int countEvaluations(const fs::path& journal);
+
+    QTemporaryDir m_tmp;
+    fs::path m_root;
+    std::unique_ptr<FakeHttpServer> m_planner;
+};
+
+static constexpr char kKey[] = "sk-live-RUNCOMMAND-7d1e0c55a9";
+
+void TestRunCommand::initTestCase()
+{
+    m_root = m_tmp.path().toStdString();
+    test::writeScaleTask(m_root / "scale", {4096, 8192}, 8);
+    // The world model: chat completions answered by the scripted planner, streamed.
+    m_planner = std::make_unique<FakeHttpServer>();
+    m_planner->setResponder([](const FakeHttpServer::Request& request) {
+        const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+        std::vector<std::pair<std::string, std::string>> messages;
+        for (const auto& m : body.value(u"messages").toArray())
+            messages.push_back({m.toObject().value(u"role").toString().toStdString(),
+                m.toObject().value(u"content").toString().toStdString()});
+        const std::string text = test::fakeLlmAnswer("planner", messages, "");
+        const nlohmann::json delta {{"model", "gpt-5.2-test"}, {"choices", {{{"index", 0}, {"delta", {{"content", text}}}}}}};
+        const nlohmann::json usage {{"model", "gpt-5.2-test"}, {"choices", nlohmann::json::array()},
+            {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 200}}}};
+        return FakeHttpServer::sse({QByteArray::fromStdString(delta.dump()), QByteArray::fromStdString(usage.dump())});
+    });
+}
+
+QStringList TestRunCommand::runArgs(const QString& session, int budget) const
+{
+    return {u"run"_qs, u"--task"_qs, QString::fromStdString((m_root / "scale").string()), u"--session"_qs, session,
+        u"--backend"_qs, u"host"_qs, u"--budget"_qs, QString::number(budget), u"--k"_qs, u"2"_qs, u"--bench-seconds"_qs,
+        u"0.03"_qs, u"--min-improvement"_qs, u"1.0"_qs, u"--provider"_qs, u"openai"_qs, u"--model"_qs, u"gpt-5.2"_qs,
+        u"--base-url"_qs, m_planner->baseUrl(), u"--coder-provider"_qs, u"command"_qs, u"--coder-command"_qs,
+        test::fakeLlmCommand(), u"--coder-model"_qs, u"local-coder"_qs, u"--label"_qs, u"tst_runcommand"_qs};
+}
+
+QStringList TestRunCommand::environment() const
+{
+    const QString home = QString::fromStdString((m_root / "home").string());
+    return {u"OPENAI_API_KEY="_qs + QLatin1String(kKey), u"HOME="_qs + home, u"XDG_DATA_HOME="_qs + home + u"/data",
+        u"XDG_CONFIG_HOME="_qs + home + u"/config", u"XDG_CACHE_HOME="_qs + home + u"/cache"};
+}
+
+int TestRunCommand::countEvaluations(const fs::path& journal)
+{
+    int n = 0;
+    const QStringList lines = QString::fromStdString(test::readText(journal)).split(u'\n', Qt::SkipEmptyParts);
+    for (const QString& line : lines)
+        n += line.contains(uR"("type":"evaluation")"_qs) ? 1 : 0;
+    return n;
+}
+
+void TestRunCommand::killResumeExport()
+{
+    const QString session = QString::fromStdString((m_root / "session").string());
+    const fs::path journal = m_root / "session" / "journal.jsonl";
+    QProcess run;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const QString& kv : environment())
+        env.insert(kv.section(u'=', 0, 0), kv.section(u'=', 1));
+    run.setProcessEnvironment(env);
+    run.start(QString::fromStdString((test::binDir() / "ksearch").string()), runArgs(session, 8));
+    QVERIFY(run.waitForStarted());
+    // Kill it without warning once three evaluations are in the journal.
+    QTRY_VERIFY_WITH_TIMEOUT(fs::exists(journal) && countEvaluations(journal) >= 3, 120000);
+    ::kill(static_cast<pid_t>(run.processId()), SIGKILL);
+    QVERIFY(run.waitForFinished(10000));
+    QCOMPARE(run.exitStatus(), QProcess::CrashExit);
+    const int before = countEvaluations(journal);
+    QVERIFY(before >= 3 && before < 8);
+
+    const auto resumed = test::runProgram(u"ksearch"_qs, {u"run"_qs, u"--resume"_qs, u"--session"_qs, session}, 300000, environment());
+    QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err + resumed.out));
+    QVERIFY2(resumed.err.contains(u"resuming"), qPrintable(resumed.err));
+    QVERIFY2(resumed.out.contains(u"Finished: budget of 8 evaluations used"), qPrintable(resumed.out));
+    QVERIFY2(resumed.out.contains(u"Evaluations: 8 of 8"), qPrintable(resumed.out));
+    QVERIFY(resumed.out.contains(u"planner") && resumed.out.contains(u"coder") && resumed.out.contains(u"Time: LLM"));
+    QCOMPARE(countEvaluations(journal), 8); // exactly the budget, none lost, none twice
+    // One progress line per evaluation of the resumed part.
+    QCOMPARE(resumed.out.count(QRegularExpression(uR"(^round +\d+/8 )"_qs, QRegularExpression::MultilineOption)),
+        8 - before);
+
+    const QString out = QString::fromStdString((m_root / "export").string());
+    const auto exported = test::runProgram(u"ksearch"_qs, {u"export"_qs, u"--session"_qs, session, u"--out"_qs, out});
+    QVERIFY2(exported.exitCode == 0, qPrintable(exported.err));
+    for (const char* name : {"best_kernel.cpp", "report.md", "tree.json", "tree.svg", "solution.json"})
+        QVERIFY2(exported.out.contains(QLatin1String(name)), name);
+    const std::string report = test::readText(m_root / "export" / "report.md");
+    for (const char* must : {"# K-Search report: scale", "## Best kernel", "| workload | status |", "## LLM use",
+             "| planner |", "| coder |", "tst_runcommand", "How the search got there"})
+        QVERIFY2(report.find(must) != std::string::npos, must);
+    QVERIFY(test::readText(m_root / "export" / "best_kernel.cpp").find("ks_run") != std::string::npos);
+    const auto solution = nlohmann::json::parse(test::readText(m_root / "export" / "solution.json"));
+    QCOMPARE(solution["spec"]["entry_point"].get<std::string>(), std::string("kernel.cpp::ks_run"));
+    QCOMPARE(solution["sources"].size(), std::size_t {2});
+    QVERIFY(test::readText(m_root / "export" / "tree.svg").find("<svg") != std::string::npos);
+
+    // The key went to the endpoint, and into no file the program wrote.
+    QVERIFY(std::any_of(m_planner->requests().begin(), m_planner->requests().end(),
+        [](const FakeHttpServer::Request& r) { return r.head.contains(QByteArray(QByteArray("Bearer ") + kKey)); }));
+    int files = 0;
+    for (const fs::path& dir : {m_root / "session", m_root / "export", m_root / "home"})
+        for (QDirIterator it(QString::fromStdString(dir.string()), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+             it.hasNext();) {
+            const QString path = it.next();
+            ++files;
+            QVERIFY2(test::readText(path.toStdString()).find(kKey) == std::string::npos, qPrintable(path));
+        }
+    QVERIFY(files >= 8);
+}
+
+void TestRunCommand::usageErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no session") << QStringList {u"run"_qs, u"--task"_qs, u"rmsnorm"_qs} << "--session DIR is required";
+    QTest::newRow("no task") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs} << "--task NAME|PATH is required";
+    QTest::newRow("bad strategy") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs, u"--task"_qs, u"rmsnorm"_qs,
+        u"--strategy"_qs, u"annealing"_qs} << "--strategy: 'annealing'";
+    QTest::newRow("bad budget") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs, u"--task"_qs, u"rmsnorm"_qs,
+        u"--budget"_qs, u"0"_qs} << "--budget: '0' is not a positive integer";
+    QTest::newRow("no provider") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs, u"--task"_qs, u"rmsnorm"_qs}
+                                 << "--provider: is required";
+    QTest::newRow("resume changes the task") << QStringList {u"run"_qs, u"--resume"_qs, u"--session"_qs, u"/tmp/x"_qs,
+        u"--task"_qs, u"rmsnorm"_qs} << "--task: a resumed session keeps";
+    QTest::newRow("resume nothing") << QStringList {u"run"_qs, u"--resume"_qs, u"--session"_qs, u"/nonexistent/s"_qs}
+                                    << "no session here";
+    QTest::newRow("export nothing") << QStringList {u"export"_qs, u"--session"_qs, u"/nonexistent/s"_qs, u"--out"_qs,
+        u"/tmp/e"_qs} << "no session here";
+}
+
+void TestRunCommand::usageErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const auto r = test::runProgram(u"ksearch"_qs, args);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+}
+
+void TestRunCommand::cudaBackendWithoutGpu()
+{
+    if (QFileInfo::exists(u"/dev/nvidia0"_qs))
+        QSKIP("a GPU is present: the CUDA backend is available here");
+    QStringList args = runArgs(QString::fromStdString((m_root / "cuda-session").string()), 4);
+    args[args.indexOf(u"host"_qs)] = u"cuda"_qs;
+    const auto r = test::runProgram(u"ksearch"_qs, args, 60000, environment());
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains(u"the cuda backend is not available"), qPrintable(r.err));
+}
+
+KS_TEST_MAIN_CORE(TestRunCommand)
+#include "tst_runcommand.moc"
