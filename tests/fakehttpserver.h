@@ -1,12 +1,12 @@
 #pragma once
 
+#include <llm/llmprovider.h>
+
 #include <QByteArray>
 #include <QList>
 #include <QTcpServer>
 
 #include <functional>
-
-#include <llm/llmprovider.h>
 
 namespace ks::test {
 

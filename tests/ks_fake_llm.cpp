@@ -9,11 +9,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 
 int main()
 {
-    const std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    std::string input;
+    for (std::string line; std::getline(std::cin, line);)
+        input += line + "\n";
     nlohmann::json request;
     try {
         request = nlohmann::json::parse(input);

@@ -24,15 +24,20 @@ void TestAnswerParsing::jsonObjects_data()
 {
     QTest::addColumn<QString>("answer");
     QTest::addColumn<QString>("reasoning"); // the "reasoning" field of what was found
-    QTest::newRow("bare") << R"({"reasoning": "a", "insert": []})" << "a";
-    QTest::newRow("fenced json") << "Here:\n```json\n{\"reasoning\": \"b\", \"update\": []}\n```\nDone." << "b";
-    QTest::newRow("fence without language") << "```\n{\"reasoning\": \"c\"}\n```" << "c";
-    QTest::newRow("prose around") << "I think so. {\"reasoning\": \"d\", \"prune\": []} That is all." << "d";
+    QTest::newRow("bare") << R"({"reasoning": "a", "insert": []})"
+                          << "a";
+    QTest::newRow("fenced json") << "Here:\n```json\n{\"reasoning\": \"b\", \"update\": []}\n```\nDone."
+                                 << "b";
+    QTest::newRow("fence without language") << "```\n{\"reasoning\": \"c\"}\n```"
+                                            << "c";
+    QTest::newRow("prose around") << "I think so. {\"reasoning\": \"d\", \"prune\": []} That is all."
+                                  << "d";
     QTest::newRow("braces inside strings")
         << R"(Plan: {"reasoning": "use {tile} and \"quotes\" }", "insert": [{"parent": "root", "intent": "x {y}", "priority": 0.5}]})"
         << "use {tile} and \"quotes\" }";
     QTest::newRow("an example object before the answer")
-        << "The format is {\"a\": 1}. My answer:\n{\"reasoning\": \"e\", \"insert\": []}" << "e";
+        << "The format is {\"a\": 1}. My answer:\n{\"reasoning\": \"e\", \"insert\": []}"
+        << "e";
     QTest::newRow("nested objects") << R"({"reasoning": "f", "insert": [{"parent": "root", "meta": {"k": {"v": 1}}}]})"
                                     << "f";
 }
@@ -51,10 +56,14 @@ void TestAnswerParsing::noJson_data()
 {
     QTest::addColumn<QString>("answer");
     QTest::addColumn<QString>("error");
-    QTest::newRow("empty") << "" << "no JSON object";
-    QTest::newRow("prose") << "I would fuse the heads first." << "no JSON object";
-    QTest::newRow("cut off") << "{\"reasoning\": \"the answer was cut" << "never ends";
-    QTest::newRow("invalid JSON") << "{\"reasoning\": 'single quotes'}" << "does not parse";
+    QTest::newRow("empty") << ""
+                           << "no JSON object";
+    QTest::newRow("prose") << "I would fuse the heads first."
+                           << "no JSON object";
+    QTest::newRow("cut off") << "{\"reasoning\": \"the answer was cut"
+                             << "never ends";
+    QTest::newRow("invalid JSON") << "{\"reasoning\": 'single quotes'}"
+                                  << "does not parse";
 }
 
 void TestAnswerParsing::noJson()
@@ -72,12 +81,15 @@ void TestAnswerParsing::programs_data()
     QTest::addColumn<QString>("contains");
     QTest::newRow("cuda fence") << "Sure.\n```cuda\n#include \"ks_task.h\"\nextern \"C\" int ks_run() {}\n```\n"
                                 << "extern \"C\" int ks_run";
-    QTest::newRow("the block with ks_run wins")
-        << "Helper:\n```cpp\nint helper();\n```\nKernel:\n```cpp\n#include \"ks_task.h\"\nint ks_run() { return 0; }\n```"
-        << "int ks_run()";
-    QTest::newRow("single block without ks_run") << "```c++\nint main() {}\n```" << "int main()";
-    QTest::newRow("bare source") << "#include \"ks_task.h\"\nextern \"C\" int ks_run() { return 0; }\n" << "#include";
-    QTest::newRow("unclosed fence") << "```cuda\n#include \"ks_task.h\"\nint ks_run() {\n" << "int ks_run()";
+    QTest::newRow("the block with ks_run wins") << "Helper:\n```cpp\nint helper();\n```\nKernel:\n```cpp\n#include "
+                                                   "\"ks_task.h\"\nint ks_run() { return 0; }\n```"
+                                                << "int ks_run()";
+    QTest::newRow("single block without ks_run") << "```c++\nint main() {}\n```"
+                                                 << "int main()";
+    QTest::newRow("bare source") << "#include \"ks_task.h\"\nextern \"C\" int ks_run() { return 0; }\n"
+                                 << "#include";
+    QTest::newRow("unclosed fence") << "```cuda\n#include \"ks_task.h\"\nint ks_run() {\n"
+                                    << "int ks_run()";
 }
 
 void TestAnswerParsing::programs()
@@ -95,9 +107,12 @@ void TestAnswerParsing::noProgram_data()
 {
     QTest::addColumn<QString>("answer");
     QTest::addColumn<QString>("problem");
-    QTest::newRow("prose") << "Use wgmma." << "no fenced code block";
-    QTest::newRow("two blocks without ks_run") << "```\na\n```\n```\nb\n```" << "none defines ks_run";
-    QTest::newRow("empty block") << "```cuda\n\n```" << "empty";
+    QTest::newRow("prose") << "Use wgmma."
+                           << "no fenced code block";
+    QTest::newRow("two blocks without ks_run") << "```\na\n```\n```\nb\n```"
+                                               << "none defines ks_run";
+    QTest::newRow("empty block") << "```cuda\n\n```"
+                                 << "empty";
 }
 
 void TestAnswerParsing::noProgram()

@@ -3,6 +3,7 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <QSignalSpy>
 #include <QTemporaryDir>
 
 #include <set>
@@ -28,6 +29,9 @@ private slots:
     void strategiesAndAblations_data();
     void strategiesAndAblations();
     void humanSteering();
+    void pauseStepResume();
+    void stopConditions_data();
+    void stopConditions();
 
 private:
     fs::path dir(const std::string& name) const { return m_root / name; }
@@ -331,6 +335,99 @@ void TestEngine::humanSteering()
     QVERIFY(hand && hand->intent.rfind("Hand-written program", 0) == 0 && hand->solved());
     QCOMPARE(s.tree.attempt(hand->attempts[0])->author, Author::Human);
     QCOMPARE(countType(o.events, "human"), 8); // the two refused commands are not recorded
+}
+
+void TestEngine::pauseStepResume()
+{
+    std::string error;
+    auto run =
+        SearchRun::create(dir("pause"), m_fixture->config(EngineFixture::settings(4, 1)), m_fixture->options(), error);
+    QVERIFY2(run, error.c_str());
+    SearchEngine& engine = run->engine();
+    int events = 0;
+    bool pausedOnce = false;
+    QObject::connect(&engine, &SearchEngine::eventRecorded, &engine, [&](const SearchEvent& e) {
+        ++events;
+        if (!pausedOnce && (*e)["type"] == "action_started") {
+            pausedOnce = true;
+            HumanCommand pause;
+            pause.kind = HumanCommand::Kind::Pause;
+            engine.submit(pause);
+        }
+    });
+    QSignalSpy finished(&engine, &SearchEngine::finished);
+    run->start(false);
+    QTRY_VERIFY_WITH_TIMEOUT(engine.state().paused, 60000);
+    // Paused: however often the event loop turns, nothing happens.
+    const int atPause = events;
+    for (int i = 0; i < 50; ++i)
+        QCoreApplication::processEvents();
+    QCOMPARE(events, atPause);
+    QCOMPARE(engine.state().evaluations, 0);
+    // One step: the coder's answer (an exchange and a candidate), then paused again.
+    HumanCommand step;
+    step.kind = HumanCommand::Kind::Step;
+    engine.submit(step);
+    QTRY_VERIFY_WITH_TIMEOUT(engine.state().paused && events > atPause + 1, 60000);
+    const auto journal = run->session().readJournal(error);
+    QVERIFY(journal);
+    QVERIFY(journal->back()["type"] == "paused");
+    QCOMPARE((*journal)[journal->size() - 2]["type"].get<std::string>(), std::string("candidate"));
+    HumanCommand resume;
+    resume.kind = HumanCommand::Kind::Resume;
+    engine.submit(resume);
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(engine.state().evaluations, 4);
+}
+
+void TestEngine::stopConditions_data()
+{
+    QTest::addColumn<QString>("condition");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("target J") << u"target"_qs << u"target J 300.0 reached"_qs;
+    QTest::newRow("wall time") << u"time"_qs << u"time limit of 1 s reached"_qs;
+    QTest::newRow("dollars") << u"dollars"_qs << u"dollar cap"_qs;
+    QTest::newRow("a person") << u"stop"_qs << u"stopped by a person: enough"_qs;
+}
+
+void TestEngine::stopConditions()
+{
+    QFETCH(QString, condition);
+    QFETCH(QString, reason);
+    SearchSettings settings = EngineFixture::settings(30, 2);
+    if (condition == u"target")
+        settings.targetScore = 300.0; // the plain loop (J ~ 200) does not reach it, the single pass does
+    else if (condition == u"time")
+        settings.maxSeconds = 1.0;
+    else if (condition == u"dollars")
+        settings.maxDollars = 0.02; // a few calls at the gpt-5.2 price
+    std::string error;
+    auto run = SearchRun::create(
+        dir("stop-" + condition.toStdString()), m_fixture->config(settings), m_fixture->options(), error);
+    QVERIFY2(run, error.c_str());
+    if (condition == u"stop")
+        QObject::connect(&run->engine(), &SearchEngine::eventRecorded, &run->engine(), [&](const SearchEvent& e) {
+            if ((*e)["type"] == "evaluation" && run->engine().state().evaluations == 2) {
+                HumanCommand stop;
+                stop.kind = HumanCommand::Kind::Stop;
+                stop.reason = "enough";
+                run->engine().submit(stop);
+            }
+        });
+    const auto o = m_fixture->drive(*run);
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    QVERIFY2(o.finished.contains(reason), qPrintable(o.finished));
+    QVERIFY(o.state.evaluations < 30);
+    if (condition == u"target")
+        QVERIFY(o.state.bestScore() >= 300.0);
+    if (condition == u"dollars") {
+        double spent = 0.0;
+        for (const auto& [role, u] : o.state.usage)
+            spent += u.dollars;
+        QVERIFY(spent >= 0.02 && spent < 0.03); // at most the calls in flight past the cap
+    }
+    if (condition == u"stop")
+        QCOMPARE(o.state.evaluations, 2);
 }
 
 KS_TEST_MAIN_CORE(TestEngine)

@@ -61,7 +61,8 @@ void TestPrompts::initTestCase()
              evaluation("n1", "p2", Verdict::Passed, 140.0),
              {{"type", "action_finished"}, {"node", "n1"}, {"best_attempt", 0}, {"next_planner", ""}},
              {{"type", "tree_edit"}, {"author", "world_model"}, {"purpose", "update"},
-                 {"edit", {{"insert", {{{"parent", "n1"}, {"intent", "keep the row in registers"}, {"priority", 0.7}}}}}}},
+                 {"edit",
+                     {{"insert", {{{"parent", "n1"}, {"intent", "keep the row in registers"}, {"priority", 0.7}}}}}}},
              {{"type", "action_started"}, {"node", "n2"}}, evaluation("n2", "p3", Verdict::CompileError, 0.0),
              {{"type", "action_finished"}, {"node", "n2"}, {"best_attempt", nullptr}, {"next_planner", ""}},
              {{"type", "tree_edit"}, {"author", "world_model"}, {"purpose", "fill"},
@@ -97,18 +98,22 @@ void TestPrompts::planner_data()
     QTest::addColumn<QString>("purpose");
     QTest::addColumn<QString>("node");
     QTest::addColumn<QStringList>("mustContain");
-    QTest::newRow("init") << "init" << ""
-                          << QStringList {u"Start the tree"_qs, u"typedef struct KsArgs"_qs, u"reference implementation"_qs,
-                                 u"hidden_states [batch_size, hidden_size] bfloat16"_qs, u"NVIDIA H200"_qs,
-                                 u"At most 3 inserts"_qs, u"no program yet"_qs};
-    QTest::newRow("update") << "update" << "n1"
+    QTest::newRow("init") << "init"
+                          << ""
+                          << QStringList {u"Start the tree"_qs, u"typedef struct KsArgs"_qs,
+                                 u"reference implementation"_qs, u"hidden_states [batch_size, hidden_size] bfloat16"_qs,
+                                 u"NVIDIA H200"_qs, u"At most 3 inserts"_qs, u"no program yet"_qs};
+    QTest::newRow("update") << "update"
+                            << "n1"
                             << QStringList {u"n1 \"one block per row"_qs, u"attempt 0 (action): PASSED, J 150.0"_qs,
                                    u"Insert at least one child under n1"_qs, u"n3 [open, V 0.70]"_qs,
                                    u"Baseline to beat"_qs, u"batch_size=1, hidden_size=4096"_qs};
-    QTest::newRow("too hard") << "too_hard" << "n2"
+    QTest::newRow("too hard") << "too_hard"
+                              << "n2"
                               << QStringList {u"ended after 1 attempts, and none passed"_qs, u"COMPILE_ERROR"_qs,
                                      u"identifier \"oops\" is undefined"_qs};
-    QTest::newRow("fill") << "fill" << "" << QStringList {u"frontier is empty"_qs, u"n4 [open, V 0.20]"_qs};
+    QTest::newRow("fill") << "fill"
+                          << "" << QStringList {u"frontier is empty"_qs, u"n4 [open, V 0.20]"_qs};
 }
 
 void TestPrompts::planner()
@@ -127,8 +132,8 @@ void TestPrompts::planner()
 
 void TestPrompts::repairIsASecondTurn()
 {
-    const auto messages =
-        builder(*m_task).planner(m_state, {"update", "n1", true, {"update[0].priority: 1.5 is outside [0, 1]"}, "{\"bad\": 1}"});
+    const auto messages = builder(*m_task).planner(
+        m_state, {"update", "n1", true, {"update[0].priority: 1.5 is outside [0, 1]"}, "{\"bad\": 1}"});
     QCOMPARE(messages.size(), 4);
     QCOMPARE(messages[2].role, u"assistant"_qs);
     QCOMPARE(messages[2].content, u"{\"bad\": 1}"_qs);
@@ -141,10 +146,12 @@ void TestPrompts::coder_data()
     QTest::addColumn<QString>("node");
     QTest::addColumn<QStringList>("mustContain");
     QTest::newRow("action from a parent")
-        << "action" << "n3"
+        << "action"
+        << "n3"
         << QStringList {u"Intent to implement (n3): keep the row in registers"_qs, u"Start from the program of n1"_qs,
                u"// program p1"_qs, u"launch all GPU work on `stream`"_qs, u"Where this intent sits"_qs};
-    QTest::newRow("action from nothing") << "action" << "n4"
+    QTest::newRow("action from nothing") << "action"
+                                         << "n4"
                                          << QStringList {u"no program to start from"_qs, u"a persistent kernel"_qs};
 }
 
@@ -172,8 +179,9 @@ void TestPrompts::coderDuringAnAction()
     s.apply(evaluation("n3", "p5", Verdict::Passed, 300.0));
     s.apply(evaluation("n3", "p6", Verdict::IncorrectNumerical, 0.0));
     const std::string improve = join(b.coder(s, "improve", "n3"));
-    for (const char* must : {"Its best program so far passed", "J = 300.0", "// program p5", "The last attempt did not beat it",
-             "INCORRECT_NUMERICAL", "after 7 attempts in a row without a gain of at least 1 %"})
+    for (const char* must :
+        {"Its best program so far passed", "J = 300.0", "// program p5", "The last attempt did not beat it",
+            "INCORRECT_NUMERICAL", "after 7 attempts in a row without a gain of at least 1 %"})
         QVERIFY2(improve.find(must) != std::string::npos, (std::string(must) + "\n---\n" + improve).c_str());
 }
 
@@ -184,8 +192,8 @@ void TestPrompts::evolveShowsParentAndInspirations()
     s.apply({{"type", "tree_edit"}, {"author", "system"}, {"purpose", "propose"},
         {"edit", {{"insert", {{{"parent", "n1"}, {"intent", "Evolve (island 0): mutate n1"}, {"priority", 0.5}}}}}}});
     const std::string all = join(builder(*m_task).coder(s, "evolve", "n5"));
-    for (const char* must : {"The parent program (n1)", "// program p1", "An inspiration (n1, J 140.0)", "// program p2",
-             "Write an improved program"})
+    for (const char* must : {"The parent program (n1)", "// program p1", "An inspiration (n1, J 140.0)",
+             "// program p2", "Write an improved program"})
         QVERIFY2(all.find(must) != std::string::npos, (std::string(must) + "\n---\n" + all).c_str());
 }
 

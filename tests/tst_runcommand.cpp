@@ -56,7 +56,8 @@ void TestRunCommand::initTestCase()
             messages.push_back({m.toObject().value(u"role").toString().toStdString(),
                 m.toObject().value(u"content").toString().toStdString()});
         const std::string text = test::fakeLlmAnswer("planner", messages, "");
-        const nlohmann::json delta {{"model", "gpt-5.2-test"}, {"choices", {{{"index", 0}, {"delta", {{"content", text}}}}}}};
+        const nlohmann::json delta {
+            {"model", "gpt-5.2-test"}, {"choices", {{{"index", 0}, {"delta", {{"content", text}}}}}}};
         const nlohmann::json usage {{"model", "gpt-5.2-test"}, {"choices", nlohmann::json::array()},
             {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 200}}}};
         return FakeHttpServer::sse({QByteArray::fromStdString(delta.dump()), QByteArray::fromStdString(usage.dump())});
@@ -107,7 +108,8 @@ void TestRunCommand::killResumeExport()
     const int before = countEvaluations(journal);
     QVERIFY(before >= 3 && before < 8);
 
-    const auto resumed = test::runProgram(u"ksearch"_qs, {u"run"_qs, u"--resume"_qs, u"--session"_qs, session}, 300000, environment());
+    const auto resumed =
+        test::runProgram(u"ksearch"_qs, {u"run"_qs, u"--resume"_qs, u"--session"_qs, session}, 300000, environment());
     QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err + resumed.out));
     QVERIFY2(resumed.err.contains(u"resuming"), qPrintable(resumed.err));
     QVERIFY2(resumed.out.contains(u"Finished: budget of 8 evaluations used"), qPrintable(resumed.out));
@@ -138,7 +140,8 @@ void TestRunCommand::killResumeExport()
         [](const FakeHttpServer::Request& r) { return r.head.contains(QByteArray(QByteArray("Bearer ") + kKey)); }));
     int files = 0;
     for (const fs::path& dir : {m_root / "session", m_root / "export", m_root / "home"})
-        for (QDirIterator it(QString::fromStdString(dir.string()), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+        for (QDirIterator it(
+                 QString::fromStdString(dir.string()), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
              it.hasNext();) {
             const QString path = it.next();
             ++files;
@@ -152,9 +155,11 @@ void TestRunCommand::usageErrors_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     QTest::newRow("no session") << QStringList {u"run"_qs, u"--task"_qs, u"rmsnorm"_qs} << "--session DIR is required";
-    QTest::newRow("no task") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs} << "--task NAME|PATH is required";
+    QTest::newRow("no task") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs}
+                             << "--task NAME|PATH is required";
     QTest::newRow("bad strategy") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs, u"--task"_qs, u"rmsnorm"_qs,
-        u"--strategy"_qs, u"annealing"_qs} << "--strategy: 'annealing'";
+        u"--strategy"_qs, u"annealing"_qs}
+                                  << "--strategy: 'annealing'";
     QTest::newRow("bad budget") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs, u"--task"_qs, u"rmsnorm"_qs,
         u"--budget"_qs, u"0"_qs} << "--budget: '0' is not a positive integer";
     QTest::newRow("no provider") << QStringList {u"run"_qs, u"--session"_qs, u"/tmp/x"_qs, u"--task"_qs, u"rmsnorm"_qs}

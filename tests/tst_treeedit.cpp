@@ -82,33 +82,52 @@ void TestTreeEdit::refused_data()
     QTest::addColumn<QString>("edit");
     QTest::addColumn<QString>("solved");
     QTest::addColumn<QString>("reason");
-    QTest::newRow("unknown parent") << R"({"insert": [{"parent": "n99", "intent": "x", "priority": 0.5}]})" << ""
+    QTest::newRow("unknown parent") << R"({"insert": [{"parent": "n99", "intent": "x", "priority": 0.5}]})"
+                                    << ""
                                     << "insert[0].parent: no node 'n99'";
-    QTest::newRow("unknown node") << R"({"update": [{"node": "n42", "priority": 0.5}]})" << "" << "no node 'n42'";
-    QTest::newRow("V above 1") << R"({"update": [{"node": "n2", "priority": 1.2}]})" << "" << "1.2 is outside [0, 1]";
-    QTest::newRow("V below 0") << R"({"insert": [{"parent": "root", "intent": "x", "priority": -0.1}]})" << ""
+    QTest::newRow("unknown node") << R"({"update": [{"node": "n42", "priority": 0.5}]})"
+                                  << ""
+                                  << "no node 'n42'";
+    QTest::newRow("V above 1") << R"({"update": [{"node": "n2", "priority": 1.2}]})"
+                               << ""
+                               << "1.2 is outside [0, 1]";
+    QTest::newRow("V below 0") << R"({"insert": [{"parent": "root", "intent": "x", "priority": -0.1}]})"
+                               << ""
                                << "outside [0, 1]";
-    QTest::newRow("closed node's result") << R"({"update": [{"node": "n1", "priority": 0.1}]})" << ""
+    QTest::newRow("closed node's result") << R"({"update": [{"node": "n1", "priority": 0.1}]})"
+                                          << ""
                                           << "n1 is closed: its result is final";
-    QTest::newRow("prune a solution") << R"({"prune": [{"node": "n1"}]})" << "" << "would lose a solution";
-    QTest::newRow("prune the root") << R"({"prune": [{"node": "root"}]})" << "" << "the root cannot be pruned";
-    QTest::newRow("update the root") << R"({"update": [{"node": "root", "priority": 0.5}]})" << ""
+    QTest::newRow("prune a solution") << R"({"prune": [{"node": "n1"}]})"
+                                      << ""
+                                      << "would lose a solution";
+    QTest::newRow("prune the root") << R"({"prune": [{"node": "root"}]})"
+                                    << ""
+                                    << "the root cannot be pruned";
+    QTest::newRow("update the root") << R"({"update": [{"node": "root", "priority": 0.5}]})"
+                                     << ""
                                      << "the root has no priority";
-    QTest::newRow("pruned branch") << R"({"insert": [{"parent": "n5", "intent": "x", "priority": 0.5}]})" << ""
+    QTest::newRow("pruned branch") << R"({"insert": [{"parent": "n5", "intent": "x", "priority": 0.5}]})"
+                                   << ""
                                    << "n5 is in a pruned branch";
     QTest::newRow("four new nodes")
         << R"({"insert": [{"parent": "root", "intent": "a", "priority": 0.5}, {"parent": "root", "intent": "b", "priority": 0.5},
               {"parent": "root", "intent": "c", "priority": 0.5}, {"parent": "root", "intent": "d", "priority": 0.5}]})"
-        << "" << "4 new nodes: at most 3 per edit";
+        << ""
+        << "4 new nodes: at most 3 per edit";
     QTest::newRow("cycle")
         << R"({"insert": [{"id": "a", "parent": "b", "intent": "x", "priority": 0.5}, {"id": "b", "parent": "a", "intent": "y", "priority": 0.5}]})"
-        << "" << "form a cycle";
-    QTest::newRow("ref shadows a node") << R"({"insert": [{"id": "n2", "parent": "root", "intent": "x", "priority": 0.5}]})"
-                                        << "" << "'n2' is already a node";
-    QTest::newRow("changed twice") << R"({"update": [{"node": "n2", "priority": 0.5}], "prune": [{"node": "n2"}]})" << ""
+        << ""
+        << "form a cycle";
+    QTest::newRow("ref shadows a node")
+        << R"({"insert": [{"id": "n2", "parent": "root", "intent": "x", "priority": 0.5}]})"
+        << ""
+        << "'n2' is already a node";
+    QTest::newRow("changed twice") << R"({"update": [{"node": "n2", "priority": 0.5}], "prune": [{"node": "n2"}]})"
+                                   << ""
                                    << "changed twice";
     QTest::newRow("solved node left without a child")
-        << R"({"insert": [{"parent": "root", "intent": "x", "priority": 0.5}]})" << "n1"
+        << R"({"insert": [{"parent": "root", "intent": "x", "priority": 0.5}]})"
+        << "n1"
         << "n1 passed (J = 45.0): insert at least one child";
 }
 
@@ -137,14 +156,18 @@ void TestTreeEdit::malformedFields_data()
 {
     QTest::addColumn<QString>("answer");
     QTest::addColumn<QString>("reason");
-    QTest::newRow("not an object") << "[1, 2]" << "one JSON object";
-    QTest::newRow("insert not a list") << R"({"insert": {"parent": "root"}})" << "insert: must be a list";
+    QTest::newRow("not an object") << "[1, 2]"
+                                   << "one JSON object";
+    QTest::newRow("insert not a list") << R"({"insert": {"parent": "root"}})"
+                                       << "insert: must be a list";
     QTest::newRow("priority as text") << R"({"insert": [{"parent": "root", "intent": "x", "priority": "high"}]})"
                                       << "insert[0].priority: must be a number";
-    QTest::newRow("missing intent") << R"({"insert": [{"parent": "root", "priority": 0.5}]})" << "insert[0].intent: missing";
+    QTest::newRow("missing intent") << R"({"insert": [{"parent": "root", "priority": 0.5}]})"
+                                    << "insert[0].intent: missing";
     QTest::newRow("empty intent") << R"({"insert": [{"parent": "root", "intent": "  ", "priority": 0.5}]})"
                                   << "insert[0].intent: empty";
-    QTest::newRow("update without node") << R"({"update": [{"priority": 0.5}]})" << "update[0].node: missing";
+    QTest::newRow("update without node") << R"({"update": [{"priority": 0.5}]})"
+                                         << "update[0].node: missing";
 }
 
 void TestTreeEdit::malformedFields()
@@ -193,7 +216,8 @@ void TestTreeEdit::jsonRoundTrip()
     QVERIFY2(back, error.c_str());
     QCOMPARE(toJson(*back).dump(), toJson(t).dump());
     QCOMPARE(back->peekNextId(), std::string("n6"));
-    QCOMPARE(back->frontier().size(), std::size_t {2}); // n2 (under the root) and n3 (under solved n1); n5 is pruned off
+    QCOMPARE(
+        back->frontier().size(), std::size_t {2}); // n2 (under the root) and n3 (under solved n1); n5 is pruned off
 }
 
 KS_TEST_MAIN_CORE(TestTreeEdit)

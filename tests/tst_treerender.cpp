@@ -29,8 +29,9 @@ static SearchTree bigTree(int count, quint32 seed)
         const auto& nodes = t.nodes();
         const std::string parent = nodes[rng.bounded(static_cast<int>(nodes.size()))].id;
         SearchNode& n = t.insert(parent,
-            "intent " + std::to_string(i) + ": stage K/V pages through shared memory with cp.async and "
-                "double buffering, then fuse the eight query heads that share one KV head — variant "
+            "intent " + std::to_string(i)
+                + ": stage K/V pages through shared memory with cp.async and "
+                  "double buffering, then fuse the eight query heads that share one KV head — variant "
                 + std::to_string(rng.bounded(1000)),
             "because", {rng.bounded(100) / 100.0, Author::WorldModel, "", i}, "x");
         const std::string id = n.id;

@@ -113,8 +113,7 @@ void SearchEngine::handlePlannerAnswer(const Step& st, const LlmResult& r, const
         TreeEdit applied = *edit;
         if (rules.frozenValues)
             applied.updates.clear();
-        SearchState preview = m_state; // the ids the inserts will get
-        const auto ids = applyEdit(preview.tree, applied, rules, Author::WorldModel, m_state.evaluations, exchange);
+        const auto ids = plannedInsertIds(m_state.tree, applied);
         record({{"type", "tree_edit"}, {"author", "world_model"}, {"exchange", exchange}, {"purpose", st.purpose},
             {"node", st.node}, {"reasoning", edit->reasoning}, {"edit", toJson(applied)},
             {"rules", editRulesJson(rules)}, {"inserted", ids}, {"notes", check.notes}});

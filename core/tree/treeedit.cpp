@@ -237,32 +237,50 @@ EditCheck validateEdit(const SearchTree& tree, const TreeEdit& edit, const EditR
     return check;
 }
 
+std::vector<std::size_t> insertionOrder(const SearchTree& tree, const TreeEdit& edit)
+{
+    std::vector<std::size_t> order;
+    std::set<std::string> createdRefs;
+    std::vector<bool> done(edit.inserts.size(), false);
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (std::size_t i = 0; i < edit.inserts.size(); ++i) {
+            const InsertOp& op = edit.inserts[i];
+            if (done[i] || (!createdRefs.count(op.parent) && !tree.find(op.parent)))
+                continue;
+            order.push_back(i);
+            if (!op.ref.empty())
+                createdRefs.insert(op.ref);
+            done[i] = progress = true;
+        }
+    }
+    return order;
+}
+
+std::vector<std::string> plannedInsertIds(const SearchTree& tree, const TreeEdit& edit)
+{
+    std::vector<std::string> ids(edit.inserts.size());
+    int next = tree.idCounter();
+    for (std::size_t i : insertionOrder(tree, edit))
+        ids[i] = "n" + std::to_string(++next);
+    return ids;
+}
+
 std::vector<std::string> applyEdit(SearchTree& tree, const TreeEdit& edit, const EditRules& rules, Author author,
     int round, const std::string& exchange)
 {
     std::vector<std::string> ids(edit.inserts.size());
     std::map<std::string, std::string> refToId;
-    // Inserts whose parent is another insert wait until that one exists.
-    std::vector<bool> done(edit.inserts.size(), false);
-    for (bool progress = true; progress;) {
-        progress = false;
-        for (std::size_t i = 0; i < edit.inserts.size(); ++i) {
-            if (done[i])
-                continue;
-            const InsertOp& op = edit.inserts[i];
-            std::string parent = op.parent;
-            if (const auto it = refToId.find(parent); it != refToId.end())
-                parent = it->second;
-            else if (!tree.find(parent))
-                continue;
-            if (rules.flat)
-                parent = SearchTree::kRootId;
-            ids[i] =
-                tree.insert(parent, op.intent, op.rationale, {op.priority, author, op.rationale, round}, exchange).id;
-            if (!op.ref.empty())
-                refToId[op.ref] = ids[i];
-            done[i] = progress = true;
-        }
+    for (std::size_t i : insertionOrder(tree, edit)) {
+        const InsertOp& op = edit.inserts[i];
+        std::string parent = op.parent;
+        if (const auto it = refToId.find(parent); it != refToId.end())
+            parent = it->second;
+        if (rules.flat)
+            parent = SearchTree::kRootId;
+        ids[i] = tree.insert(parent, op.intent, op.rationale, {op.priority, author, op.rationale, round}, exchange).id;
+        if (!op.ref.empty())
+            refToId[op.ref] = ids[i];
     }
     if (!rules.frozenValues)
         for (const UpdateOp& op : edit.updates) {

@@ -62,6 +62,12 @@ TreeEdit treeEditFromJson(const nlohmann::json& j); // for journaled edits, alre
 // left without a child.
 EditCheck validateEdit(const SearchTree& tree, const TreeEdit& edit, const EditRules& rules);
 
+// The order in which applyEdit creates the inserts: an insert whose parent is another insert of
+// the same edit comes after that one. The i-th created node gets the id after the i-1-th.
+std::vector<std::size_t> insertionOrder(const SearchTree& tree, const TreeEdit& edit);
+// The ids the inserts of an edit will get, in the order of the inserts, without applying it.
+std::vector<std::string> plannedInsertIds(const SearchTree& tree, const TreeEdit& edit);
+
 // Applies an edit that validateEdit accepted, all of it; returns the ids of the inserted nodes
 // in the order of the inserts.
 std::vector<std::string> applyEdit(SearchTree& tree, const TreeEdit& edit, const EditRules& rules, Author author,
