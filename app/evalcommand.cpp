@@ -188,11 +188,21 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         for (std::size_t i = 1; i < runs.size(); ++i)
             overhead += runs[i].totalSeconds - runs[i].compileSeconds - runs[i].timedGpuSeconds;
         overhead /= static_cast<double>(runs.size() - 1);
+        std::map<std::string, double> phases; // mean over repeats 2..N
+        for (std::size_t i = 1; i < runs.size(); ++i)
+            for (const auto& [phase, s] : runs[i].phases)
+                phases[phase] += s / static_cast<double>(runs.size() - 1);
         summary = {{"runs", repeats}, {"latency_mean_us", mean}, {"latency_cv", cv},
-            {"overhead_seconds_per_candidate", overhead}};
+            {"overhead_seconds_per_candidate", overhead}, {"phases_mean_s", phases}};
         if (!parser.isSet(json))
             out << "repeats: " << repeats << ", latency mean " << num(mean, 3) << " us, CV " << num(100 * cv, 3)
                 << "%, evaluator overhead per candidate " << num(overhead, 3) << " s (repeats 2.." << repeats << ")\n";
+        if (!parser.isSet(json)) {
+            out << "phases (mean s):";
+            for (const auto& [phase, s] : phases)
+                out << " " << QString::fromStdString(phase) << " " << num(s, 3);
+            out << "\n";
+        }
     }
     if (parser.isSet(json)) {
         nlohmann::json j = toJson(last);

@@ -395,7 +395,15 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         e.copyBandwidthGBs = run.environment.copyBandwidthGBs;
     if (!run.environment.device.empty())
         e.device = run.environment.device;
+    const auto judgeStart = std::chrono::steady_clock::now();
     judge(e, run);
+    double callsWall = 0.0;
+    for (const auto& c : run.calls)
+        callsWall += c.totalSeconds;
+    e.phases = {{"write_job", run.writeSeconds}, {"runner_startup", run.startupSeconds},
+        {"calls_untimed", std::max(0.0, callsWall - e.timedGpuSeconds)}, {"timing_loops", e.timedGpuSeconds},
+        {"runner_exit", std::max(0.0, run.processSeconds - run.startupSeconds - callsWall)},
+        {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)}};
     e.totalSeconds = secondsSince(start);
     spdlog::debug("evaluated {}: {} J={:.1f} in {:.2f} s (compile {:.2f} s, run {:.2f} s)", source.string(),
         verdictName(e.status), e.score, e.totalSeconds, e.compileSeconds, e.candidateSeconds);

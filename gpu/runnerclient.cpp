@@ -133,6 +133,10 @@ bool readBytes(const fs::path& path, std::vector<std::byte>& data)
 
 RunnerJobResult runRunnerJob(const RunnerJob& job)
 {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
     RunnerJobResult result;
     result.calls.resize(job.calls.size());
     std::error_code ec;
@@ -171,11 +175,15 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     }
     fs::remove(job.jobDir / "result.jsonl", ec);
 
+    result.writeSeconds = since(t0);
     SubprocessRequest sub;
     sub.argv = {runnerPath().string(), "--job", job.jobDir.string()};
     sub.environment = scrubbedEnvironment();
     sub.timeout = job.timeout;
+    const auto t1 = std::chrono::steady_clock::now();
     result.process = runSubprocess(sub);
+    result.processSeconds = since(t1);
+    const auto t2 = std::chrono::steady_clock::now();
 
     // Read what the runner recorded; the last "started" without an end is the call that died.
     std::map<std::string, std::size_t> indexOf;
@@ -196,6 +204,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
             result.environment.device = j->value("device", std::string());
             result.environment.l2Bytes = j->value("l2_bytes", std::size_t {0});
             result.environment.copyBandwidthGBs = j->value("copy_bandwidth_gbs", 0.0);
+            result.startupSeconds = j->value("startup_s", 0.0);
             continue;
         }
         if (status == "load_error") {
@@ -215,6 +224,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         outcome.returnCode = j->value("return_code", 0);
         outcome.inputsUnchanged = j->value("inputs_unchanged", true);
         outcome.wallMicros = j->value("wall_us", 0.0);
+        outcome.totalSeconds = j->value("total_s", 0.0);
         if (status == "ok" || status == "error") {
             outcome.status = status == "ok" ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;
             const auto& call = job.calls[it->second];
@@ -263,6 +273,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
                 break;
             }
     }
+    result.readSeconds = since(t2);
     return result;
 }
 

@@ -68,7 +68,8 @@ struct RunnerCallOutcome {
     std::string message;
     int returnCode = 0;
     bool inputsUnchanged = true;
-    double wallMicros = 0.0;
+    double wallMicros = 0.0; // the correctness call alone
+    double totalSeconds = 0.0; // everything the runner did for this call
     std::vector<HostTensor> outputs; // filled for Ok calls
     BenchMeasurement bench;
     std::vector<std::vector<HostTensor>> timingOutputs; // outputs of the last timed call on each timing set
@@ -83,6 +84,9 @@ struct RunnerEnvironment {
 
 struct RunnerJobResult {
     SubprocessResult process;
+    // Where the time went, in seconds: writing the job (and new input files), the runner process
+    // from start to exit, its start-up up to a ready backend, and reading its results back.
+    double writeSeconds = 0.0, processSeconds = 0.0, startupSeconds = 0.0, readSeconds = 0.0;
     std::string loadError; // the library could not be loaded or lacks ks_run
     RunnerEnvironment environment;
     std::vector<RunnerCallOutcome> calls; // one per RunnerCall, in order

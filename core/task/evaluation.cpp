@@ -44,7 +44,8 @@ nlohmann::json toJson(const Evaluation& e)
         {"compile_cached", e.compileCached},
         {"seconds",
             {{"compile", e.compileSeconds}, {"reference", e.referenceSeconds}, {"baseline", e.baselineSeconds},
-                {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds}, {"total", e.totalSeconds}}}};
+                {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds}, {"total", e.totalSeconds}}},
+        {"phases_s", e.phases}};
 }
 
 std::optional<Verdict> parseVerdict(std::string_view name)
@@ -112,6 +113,9 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
     e.candidateSeconds = number(seconds, "candidate");
     e.timedGpuSeconds = number(seconds, "timed_gpu");
     e.totalSeconds = number(seconds, "total");
+    for (const auto& [phase, s] : j.value("phases_s", nlohmann::json::object()).items())
+        if (s.is_number())
+            e.phases[phase] = s.get<double>();
     return e;
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ struct Evaluation {
     double compileSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0, candidateSeconds = 0.0;
     double timedGpuSeconds = 0.0; // sum of the candidate's timed samples and warm-up estimate
     double totalSeconds = 0.0;
+    // The candidate's run, phase by phase (seconds): write_job, runner_startup, calls_untimed
+    // (inputs, correctness calls and outputs inside the runner), timing_loops, runner_exit
+    // (the rest of the process's life), read_results, compare.
+    std::map<std::string, double> phases;
 };
 
 nlohmann::json toJson(const Evaluation& e);

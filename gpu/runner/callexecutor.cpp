@@ -388,6 +388,7 @@ nlohmann::json benchmark(
 
 nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
 {
+    const auto callStart = std::chrono::steady_clock::now();
     nlohmann::json result {{"id", call.id}};
     Outputs outputs = allocateOutputs(job, call, backend);
     std::vector<InputSet> sets;
@@ -427,6 +428,7 @@ nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, K
         }
         result["bench"] = std::move(bench);
     }
+    result["total_s"] = secondsSince(callStart); // inputs, correctness call, outputs, warm-up and timing loop
     return result;
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 namespace {
+
+const auto g_processStart = std::chrono::steady_clock::now();
 
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
@@ -66,6 +69,8 @@ int runJob(const std::string& dir)
         std::fflush(results); // each line survives a crash in the next call
     };
     nlohmann::json env {{"status", "environment"}, {"network_isolated", networkIsolated}};
+    // From exec to a ready backend (CUDA context included): part of every candidate's overhead.
+    env["startup_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_processStart).count();
     if (job.bench.enabled && job.measureDevice) {
         const ksr::DeviceInfo info = backend->info();
         env.update({{"device", info.name}, {"l2_bytes", info.l2Bytes}, {"copy_bandwidth_gbs", info.copyBandwidthGBs}});
