@@ -42,7 +42,7 @@ for task in $tasks; do
 done
 for task in $repeat_tasks; do
     short=${task%%_*}
-    run "$OUT/repeat_$short.json" 90 "$bin/ksearch" eval --task "$task" --backend cuda --json --repeat 10 --max-seconds 0.1 "tasks/$task/baseline.cu"
+    run "$OUT/repeat_$short.json" "${REPEAT_LIMIT:-240}" "$bin/ksearch" eval --task "$task" --backend cuda --json --repeat "${REPEAT_N:-10}" --max-seconds 0.1 "tasks/$task/baseline.cu"
 done
 python3 bench/report.py "$OUT" > "$OUT/perf_tables.md" 2>&1
 cat "$OUT/perf_tables.md"

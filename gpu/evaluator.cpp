@@ -143,6 +143,8 @@ std::optional<std::string> Evaluator::environmentProblem()
         if (!fs::exists(nvccPath()) && nvccPath().find('/') != std::string::npos)
             return "nvcc not found at " + nvccPath() + " (install the CUDA toolkit or set KSEARCH_NVCC)";
         req.argv = {runnerPath().string(), "--probe"};
+        if (!m_settings.cudaVisibleDevices.empty())
+            req.environment["CUDA_VISIBLE_DEVICES"] = m_settings.cudaVisibleDevices;
         const auto r = runSubprocess(req);
         if (!r.succeeded())
             return "cannot run " + runnerPath().string() + ": " + r.describeExit();
@@ -172,6 +174,7 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.sharedInputDir = m_settings.workDir / "inputs";
     job.sharedOutputDir = m_settings.workDir / ("outputs-" + name.substr(0, name.find('-')));
     job.bench = m_settings.bench;
+    job.cudaVisibleDevices = m_settings.cudaVisibleDevices;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {
         RunnerCall call;
@@ -448,18 +451,25 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
                     fail(
                         c.shapeMismatch ? Verdict::IncorrectShape : Verdict::IncorrectNumerical, describeComparison(c));
             }
-            // Outputs of timed calls, on their own inputs: catches cached, stale or deferred results.
-            for (std::size_t s = 0; s < o.timingOutputs.size() && r.status == Verdict::Passed; ++s)
-                for (std::size_t k = 0; k < o.timingOutputs[s].size(); ++k) {
-                    const auto c = compareOutput(o.timingOutputs[s][k], w.expected[s + 1][k], tol);
-                    if (!c.passed) {
+            // The timing loop's final round, checked: each timing set on its own inputs (results
+            // produced inside the loop), then each set's buffers refilled with the next set's inputs
+            // (the first call's when there is one set): cached, replayed or deferred results fail.
+            const std::size_t sets = o.timingOutputs.size();
+            auto verify = [&](const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+                              const std::string& where) {
+                for (std::size_t k = 0; k < got.size() && r.status == Verdict::Passed; ++k) {
+                    const auto c = compareOutput(got[k], want[k], tol);
+                    if (!c.passed)
                         fail(Verdict::IncorrectNumerical,
-                            "correct on the first call but wrong inside the timing loop (input set "
-                                + std::to_string(s + 1) + "): " + describeComparison(c)
-                                + " -- results must not be cached or deferred");
-                        break;
-                    }
+                            "correct on the first call but wrong inside the timing loop (" + where + "): "
+                                + describeComparison(c) + " -- results must not be cached, replayed or deferred");
                 }
+            };
+            for (std::size_t s = 0; s < sets; ++s)
+                verify(o.timingOutputs[s], w.expected[s + 1], "input set " + std::to_string(s + 1));
+            for (std::size_t s = 0; s < o.swappedOutputs.size(); ++s)
+                verify(o.swappedOutputs[s], sets > 1 ? w.expected[(s + 1) % sets + 1] : w.expected[0],
+                    "input set " + std::to_string(s + 1) + " refilled with other inputs");
             r.latencyMicros = o.bench.medianMicros;
             r.p25Micros = o.bench.p25Micros;
             r.p75Micros = o.bench.p75Micros;

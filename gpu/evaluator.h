@@ -34,6 +34,7 @@ struct EvaluatorSettings {
     double floorSlack = 0.8; // reject latencies below this fraction of the roofline floor
     std::size_t gpuReferenceBytes = std::size_t {16} << 20; // larger workloads use reference.cu on the GPU
     std::vector<std::string> extraFlags; // compiler flags for candidates
+    std::string cudaVisibleDevices; // the GPU the runner uses (CUDA_VISIBLE_DEVICES); empty: the first
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the

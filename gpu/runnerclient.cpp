@@ -166,6 +166,11 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
                 out[t.name] = {{"file", outputFile(job, c, k + 1, t.name)}, {"bytes", t.data.size()}};
             j["timing_inputs"].push_back(in);
             j["timing_outputs"].push_back(out);
+            nlohmann::json swapped = nlohmann::json::object();
+            for (const auto& t : call.outputs)
+                swapped[t.name] = {
+                    {"file", outputFile(job, c, call.timingInputs.size() + k + 1, t.name)}, {"bytes", t.data.size()}};
+            j["swapped_outputs"].push_back(swapped);
         }
         doc["calls"].push_back(j);
     }
@@ -179,6 +184,8 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     SubprocessRequest sub;
     sub.argv = {runnerPath().string(), "--job", job.jobDir.string()};
     sub.environment = scrubbedEnvironment();
+    if (!job.cudaVisibleDevices.empty())
+        sub.environment["CUDA_VISIBLE_DEVICES"] = job.cudaVisibleDevices;
     sub.timeout = job.timeout;
     const auto t1 = std::chrono::steady_clock::now();
     result.process = runSubprocess(sub);
@@ -244,8 +251,11 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
             if (j->contains("bench") && outcome.status == RunnerCallOutcome::Status::Ok) {
                 outcome.bench = readBench((*j)["bench"]);
                 outcome.timingOutputs.resize(call.timingInputs.size());
-                for (std::size_t k = 0; k < call.timingInputs.size(); ++k)
+                outcome.swappedOutputs.resize(call.timingInputs.size());
+                for (std::size_t k = 0; k < call.timingInputs.size(); ++k) {
                     readSet(k + 1, outcome.timingOutputs[k]);
+                    readSet(call.timingInputs.size() + k + 1, outcome.swappedOutputs[k]);
+                }
             }
         } else if (status == "device_error") {
             outcome.status = RunnerCallOutcome::Status::DeviceError;

@@ -48,6 +48,7 @@ struct RunnerJob {
     std::chrono::milliseconds timeout {std::chrono::seconds(60)};
     RunnerBenchSettings bench;
     bool measureDevice = false; // the runner measures copy bandwidth first (about 0.2 s)
+    std::string cudaVisibleDevices; // when set, the runner sees only this GPU (CUDA_VISIBLE_DEVICES)
 };
 
 struct BenchMeasurement {
@@ -73,6 +74,8 @@ struct RunnerCallOutcome {
     std::vector<HostTensor> outputs; // filled for Ok calls
     BenchMeasurement bench;
     std::vector<std::vector<HostTensor>> timingOutputs; // outputs of the last timed call on each timing set
+    // Then each set's buffers refilled with the next set's inputs (the first call's, with one set).
+    std::vector<std::vector<HostTensor>> swappedOutputs;
 };
 
 struct RunnerEnvironment {

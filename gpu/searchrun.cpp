@@ -66,6 +66,8 @@ bool SearchRun::build(
     es.cacheDir = options.compileCache;
     es.bench.maxSeconds = options.benchSeconds;
     es.runTimeout = options.runTimeout;
+    es.cudaVisibleDevices = options.cudaDevice;
+    es.extraFlags = options.extraFlags;
     m_evaluator = std::make_unique<Evaluator>(*m_task, es);
 
     m_prices = options.prices ? *options.prices : PriceTable::builtIn();

@@ -23,6 +23,8 @@ struct RunOptions {
     double benchSeconds = 1.0; // the evaluator's timing loop cap per workload
     std::chrono::milliseconds runTimeout {0}; // a candidate's process; 0: derived from the workloads
     std::filesystem::path compileCache; // empty: the default
+    std::string cudaDevice; // CUDA_VISIBLE_DEVICES for the runner; empty: the first GPU
+    std::vector<std::string> extraFlags; // for candidates' compiles
 };
 
 // Everything one search needs, wired together: the session folder, the task, the evaluator, the
@@ -43,6 +45,9 @@ public:
     Session& session() { return *m_session; }
     const Task& task() const { return *m_task; }
     UsageLedger& ledger() { return m_ledger; }
+    // The providers as configured (not metered): the window answers a manual provider's questions.
+    LlmProvider* plannerProvider() { return m_plannerRaw.get(); }
+    LlmProvider* coderProvider() { return m_coderRaw.get(); }
     bool resumed() const { return m_resumed; }
     // Why the evaluator cannot run here (no GPU, no compiler), if so.
     std::optional<std::string> environmentProblem();

@@ -164,10 +164,23 @@ void TestGpuEvaluator::cudaVerdicts_data()
                                      << "elements outside tolerance";
     QTest::newRow("modifies an input") << launch("", "cudaMemsetAsync((void*)a->x, 0, 16, stream);") << "REJECTED"
                                        << "modified its inputs";
-    QTest::newRow("caches by pointer") << launch(
-        "static const float* seen; if (seen == a->x) return 0; if (!seen) seen = a->x;", "")
+    // Replays the first result it computed into the same output buffer, without the kernel.
+    QTest::newRow("caches by pointer") << launch("static float* first; static float* saved; if (first == a->y) { "
+                                                 "cudaMemcpyAsync(a->y, saved, a->n * 4, cudaMemcpyDeviceToDevice, stream); "
+                                                 "return 0; }",
+                                          "if (!first) { first = a->y; cudaMalloc(&saved, a->n * 4); "
+                                          "cudaMemcpyAsync(saved, a->y, a->n * 4, cudaMemcpyDeviceToDevice, stream); }")
                                        << "INCORRECT_NUMERICAL"
                                        << "timing loop";
+    // Keeps the result of every input pointer it has seen and replays it while the contents stay.
+    QTest::newRow("memoises by input pointer")
+        << launch("static const float* keys[8]; static float* memo[8]; static int used; for (int i = 0; i < used; ++i) "
+                  "if (keys[i] == a->x) { cudaMemcpyAsync(a->y, memo[i], a->n * 4, cudaMemcpyDeviceToDevice, stream); "
+                  "return 0; }",
+               "if (used < 8) { keys[used] = a->x; cudaMalloc(&memo[used], a->n * 4); cudaMemcpyAsync(memo[used], "
+               "a->y, a->n * 4, cudaMemcpyDeviceToDevice, stream); ++used; }")
+        << "INCORRECT_NUMERICAL"
+        << "refilled with other inputs";
     QTest::newRow("looks for an API key")
         << launch("", "if (std::getenv(\"OPENAI_API_KEY\")) cudaMemsetAsync(a->y, 0, 4, stream);") << "PASSED"
         << "";

@@ -312,7 +312,8 @@ std::optional<SearchState> SearchState::fromJson(const json& j, std::string& err
                 p.value("repair", false), p.value("errors", std::vector<std::string>()),
                 p.value("previous_answer", std::string())};
         }
-        for (const auto& [role, u] : j.value("usage", json::object()).items()) {
+        const json usageByRole = j.value("usage", json::object()); // .items() of a temporary would dangle
+        for (const auto& [role, u] : usageByRole.items()) {
             RoleUsage r;
             r.calls = u.value("calls", 0);
             r.failedCalls = u.value("failed_calls", 0);

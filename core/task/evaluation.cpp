@@ -113,7 +113,8 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
     e.candidateSeconds = number(seconds, "candidate");
     e.timedGpuSeconds = number(seconds, "timed_gpu");
     e.totalSeconds = number(seconds, "total");
-    for (const auto& [phase, s] : j.value("phases_s", nlohmann::json::object()).items())
+    const nlohmann::json phases = j.value("phases_s", nlohmann::json::object()); // .items() of a temporary dangles
+    for (const auto& [phase, s] : phases.items())
         if (s.is_number())
             e.phases[phase] = s.get<double>();
     return e;

@@ -1,4 +1,5 @@
 #include "backend.h"
+#include "devicespans.h"
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,7 @@ public:
         int l2 = 0;
         check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
         m_l2Bytes = static_cast<std::size_t>(l2);
+        m_spans.enable();
     }
     ~CudaBackend() override
     {
@@ -96,12 +98,14 @@ public:
         const auto t0 = std::chrono::steady_clock::now();
         // Keep the device busy while the host records the start event and launches: otherwise
         // the start event fires on an idle GPU and the host's launch latency is timed as kernel.
+        m_spans.beginWindow(); // before the lead-in: nothing the host does may sit between the events
         leadIn();
         cudaEventRecord(m_start, m_stream);
         t.returnCode = fn(args, workspace, workspaceBytes, m_stream);
         cudaEventRecord(m_end, m_stream);
         noteError(cudaDeviceSynchronize());
         t.wallMicros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        t.spanMicros = m_spans.endWindowMicros();
         float ms = 0.0f;
         if (cudaEventElapsedTime(&ms, m_start, m_end) == cudaSuccess)
             t.deviceMicros = static_cast<double>(ms) * 1000.0;
@@ -159,6 +163,7 @@ public:
         d.copyBandwidthGBs = 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
         return d;
     }
+    bool measuresSpans() const override { return m_spans.enabled(); }
     std::string deviceError() override
     {
         if (m_error.empty())
@@ -186,6 +191,7 @@ private:
     void* m_flush = nullptr;
     unsigned char m_flushValue = 0;
     std::string m_error;
+    DeviceSpans m_spans;
 };
 
 } // namespace

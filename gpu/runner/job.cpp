@@ -76,6 +76,14 @@ Job readJob(const std::string& dir)
                     buffers[name] = readBuffer(b, "calls." + call.id + ".timing_outputs." + name);
                 call.timingOutputs.push_back(std::move(buffers));
             }
+            for (const auto& set : c.value("swapped_outputs", nlohmann::json::array())) {
+                BufferSet buffers;
+                for (const auto& [name, b] : set.items())
+                    buffers[name] = readBuffer(b, "calls." + call.id + ".swapped_outputs." + name);
+                call.swappedOutputs.push_back(std::move(buffers));
+            }
+            if (!call.swappedOutputs.empty() && call.swappedOutputs.size() != call.timingInputs.size())
+                throw std::runtime_error("calls." + call.id + ": swapped_outputs and timing_inputs differ in length");
             if (call.timingInputs.size() != call.timingOutputs.size())
                 throw std::runtime_error("calls." + call.id + ": timing_inputs and timing_outputs differ in length");
             call.workspaceBytes = c.value("workspace_bytes", std::size_t {0});

@@ -34,6 +34,8 @@ struct Call {
     // pointers differ), and where the outputs of the last timed call on each set go.
     std::vector<BufferSet> timingInputs;
     std::vector<BufferSet> timingOutputs;
+    // Outputs of the final round's second pass, where set k's buffers hold the next set's inputs.
+    std::vector<BufferSet> swappedOutputs;
     std::map<std::string, std::int64_t> axes;
     std::size_t workspaceBytes = 0;
     std::uint64_t poisonSeed = 0; // outputs and workspace are filled with noise from this
