@@ -10,6 +10,7 @@
 #include <QGuiApplication>
 
 #include <mainwindow.h>
+#include <settings.h>
 #endif
 
 namespace ks::cli {
@@ -17,12 +18,19 @@ namespace ks::cli {
 int runGui(const QStringList& arguments, const GlobalOptions& /*global*/)
 {
     QTextStream err(stderr);
-    if (arguments.size() > 1) {
-        if (arguments.contains(QStringLiteral("--help")) || arguments.contains(QStringLiteral("-h"))) {
-            QTextStream(stdout) << "Usage: ksearch [gui]\nOpens the desktop window.\n";
+    QString session;
+    for (int i = 1; i < arguments.size(); ++i) {
+        if (arguments[i] == u"--help" || arguments[i] == u"-h") {
+            QTextStream(stdout) << "Usage: ksearch [gui] [--session DIR]\n"
+                                   "Opens the desktop window; with --session, that session (a run that has not\n"
+                                   "finished continues). With no LLM configured yet, the example session opens.\n";
             return exitcode::Success;
         }
-        err << "ksearch gui: unexpected argument '" << arguments[1] << "'\n";
+        if (arguments[i] == u"--session" && i + 1 < arguments.size()) {
+            session = arguments[++i];
+            continue;
+        }
+        err << "ksearch gui: unexpected argument '" << arguments[i] << "'\n";
         return exitcode::InvalidInput;
     }
 #ifndef KSEARCH_WITH_GUI
@@ -36,6 +44,10 @@ int runGui(const QStringList& arguments, const GlobalOptions& /*global*/)
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.ksearch_studio.ksearch"));
     ui::MainWindow window;
     window.show();
+    if (!session.isEmpty())
+        window.openSession(session, true);
+    else if (!ui::Settings::llmConfigured()) // a first start: a real tree and real charts at once
+        window.openExample();
     return QApplication::exec();
 #endif
 }

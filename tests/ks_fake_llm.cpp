@@ -2,6 +2,7 @@
 // answer ({"text", "model", "usage"}) on stdout. KS_FAKE_LLM_MODE selects misbehaviours;
 // KS_FAKE_LLM_LOG, when set, gets one line per request (role and first words), for tests that
 // check which calls were made.
+#include "demollm.h"
 #include "fakellm.h"
 
 #include <nlohmann/json.hpp>
@@ -30,7 +31,9 @@ int main()
     }
     const char* mode = std::getenv("KS_FAKE_LLM_MODE");
     const std::string role = request.value("role", std::string());
-    const std::string text = ks::test::fakeLlmAnswer(role, messages, mode ? mode : "");
+    const std::string modeText = mode ? mode : "";
+    const std::string text = modeText == "demo" ? ks::test::demoLlmAnswer(role, messages)
+                                                : ks::test::fakeLlmAnswer(role, messages, modeText);
     if (const char* log = std::getenv("KS_FAKE_LLM_LOG"))
         std::ofstream(log, std::ios::app) << role << " " << messages.size() << "\n";
     const nlohmann::json answer {{"text", text}, {"model", request.value("model", std::string("fake"))},

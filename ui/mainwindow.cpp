@@ -1,38 +1,86 @@
 #include "mainwindow.h"
 
-#include <task/task.h>
+#include "chartspanel.h"
+#include "eventlogmodel.h"
+#include "manualanswerdialog.h"
+#include "nodeinspector.h"
+#include "nodetablemodel.h"
+#include "settings.h"
+#include "treegraphview.h"
+
+#include <session/runsummary.h>
 #include <task/taskcatalog.h>
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
+#include <QCoreApplication>
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
+#include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTableWidget>
+#include <QToolBar>
 #include <QVBoxLayout>
+
+#include <searchrun.h>
 
 namespace ks::ui {
 
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+} // namespace
+
+std::filesystem::path MainWindow::exampleSession()
+{
+    std::vector<std::filesystem::path> candidates;
+    if (const QByteArray env = qgetenv("KSEARCH_EXAMPLE_SESSION"); !env.isEmpty())
+        candidates.emplace_back(env.toStdString());
+    const std::filesystem::path app = QCoreApplication::applicationDirPath().toStdString();
+    candidates.push_back(app / ".." / "share" / "ksearch" / "examples" / "scale-demo");
+#ifdef KSEARCH_SOURCE_DIR
+    candidates.push_back(std::filesystem::path(KSEARCH_SOURCE_DIR) / "resources" / "examples" / "scale-demo");
+#endif
+    for (const auto& c : candidates)
+        if (std::filesystem::exists(c / "session.json"))
+            return std::filesystem::weakly_canonical(c);
+    return {};
+}
+
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
+    , m_controller(m_document)
 {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("K-Search Studio"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/ksearch.svg")));
+    setDockNestingEnabled(true);
 
-    auto* central = new QWidget(this);
-    auto* layout = new QVBoxLayout(central);
-    auto* heading =
-        new QLabel(tr("<h2>K-Search Studio</h2><p>Pick a task to search for a faster kernel. "
-                      "Each task is a folder with a definition, workloads, a reference and a baseline.</p>"),
-            central);
+    m_center = new QStackedWidget(this);
+    auto* welcome = new QWidget(m_center);
+    auto* layout = new QVBoxLayout(welcome);
+    auto* heading = new QLabel(tr("<h2>K-Search Studio</h2><p>Start a new search on one of these tasks, open a "
+                                  "session, or look at the example search that ships with the application.</p>"),
+        welcome);
     heading->setObjectName(QStringLiteral("welcomeHeading"));
     heading->setWordWrap(true);
     layout->addWidget(heading);
-
-    m_tasks = new QTableWidget(0, 5, central);
+    m_tasks = new QTableWidget(0, 5, welcome);
     m_tasks->setObjectName(QStringLiteral("taskTable"));
     m_tasks->setHorizontalHeaderLabels({tr("Task"), tr("Operation"), tr("Workloads"), tr("Status"), tr("Folder")});
     m_tasks->horizontalHeader()->setStretchLastSection(true);
@@ -41,29 +89,183 @@ MainWindow::MainWindow(QWidget* parent)
     m_tasks->verticalHeader()->hide();
     m_tasks->setSortingEnabled(true);
     layout->addWidget(m_tasks);
-    setCentralWidget(central);
+    m_center->addWidget(welcome);
+    m_graph = new TreeGraphView(m_document, m_center);
+    m_center->addWidget(m_graph);
+    setCentralWidget(m_center);
 
+    createDocks();
     createActions();
+    createToolBar();
+    createStatusBar();
     reloadTasks();
-    resize(1100, 640);
+
+    connect(m_graph, &TreeGraphView::nodeSelected, this, &MainWindow::selectNode);
+    connect(m_graph, &TreeGraphView::nodeContextMenu, this, &MainWindow::showNodeMenu);
+    connect(&m_document, &SearchDocument::progressChanged, this, &MainWindow::updateStatus);
+    connect(&m_document, &SearchDocument::eventShown, this, [this](const SearchEvent& e) {
+        if ((*e)["type"] == "exchange")
+            m_stream->clear();
+        updateActions();
+        updateHistory();
+    });
+    connect(&m_document, &SearchDocument::reset, this, [this] {
+        m_center->setCurrentWidget(m_document.hasSession() ? static_cast<QWidget*>(m_graph) : m_center->widget(0));
+        updateActions();
+        updateHistory();
+    });
+    connect(&m_controller, &RunController::finished, this, [this](const QString& reason) {
+        statusBar()->showMessage(tr("The run finished: %1").arg(reason));
+        updateActions();
+    });
+    connect(&m_controller, &RunController::halted, this, [this](const QString& why) {
+        updateActions();
+        QMessageBox::warning(this, tr("The run stopped"),
+            tr("%1\n\nThe session is intact: fix the problem and continue it (Run > Continue).").arg(why));
+    });
+    connect(&m_controller, &RunController::commandRejected, this, [this](const QString& command, const QString& why) {
+        statusBar()->showMessage(tr("Refused: %1: %2").arg(command, why), 10000);
+    });
+    connect(&m_controller, &RunController::manualQuestion, this, [this](ManualCall* call) {
+        auto* dialog = new ManualAnswerDialog(call, this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->show();
+    });
+    connect(&m_controller, &RunController::llmText, this, [this](const QString& role, const QString& delta) {
+        if (m_stream->document()->isEmpty())
+            m_stream->appendPlainText(tr("[%1]").arg(role));
+        m_stream->moveCursor(QTextCursor::End);
+        m_stream->insertPlainText(delta);
+    });
+    connect(&m_undo, &QUndoStack::indexChanged, this, &MainWindow::updateActions);
+
+    resize(1500, 920);
+    restoreGeometry(Settings::get(settings::windowGeometry));
+    restoreState(Settings::get(settings::windowState));
+    updateActions();
+    updateStatus();
 }
 
-void MainWindow::createActions()
+MainWindow::~MainWindow()
 {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* reload = file->addAction(tr("&Reload Tasks"), this, &MainWindow::reloadTasks);
-    reload->setObjectName(QStringLiteral("actionReloadTasks"));
-    reload->setShortcut(QKeySequence::Refresh);
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
-    quit->setShortcut(QKeySequence::Quit);
+    m_controller.close();
+}
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About K-Search Studio"), this, [this] {
-        QMessageBox::about(this, tr("About K-Search Studio"),
-            tr("<b>K-Search Studio %1</b><p>Watch and steer an LLM-driven search for fast GPU kernels.</p>")
-                .arg(QStringLiteral(KSEARCH_VERSION)));
+void MainWindow::createDocks()
+{
+    auto dock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+        auto* d = new QDockWidget(title, this);
+        d->setObjectName(name);
+        d->setWidget(content);
+        addDockWidget(area, d);
+        return d;
+    };
+    m_inspector = new NodeInspector(m_document, this);
+    dock(tr("Inspector"), QStringLiteral("inspectorDock"), m_inspector, Qt::RightDockWidgetArea);
+
+    m_tableModel = new NodeTableModel(m_document, this);
+    m_tableProxy = new QSortFilterProxyModel(this);
+    m_tableProxy->setSourceModel(m_tableModel);
+    m_tableProxy->setSortRole(Qt::UserRole);
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("nodeTable"));
+    m_table->setModel(m_tableProxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(NodeTableModel::Id, Qt::AscendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setAlternatingRowColors(true);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
+        if (i.isValid())
+            selectNode(i.data(NodeTableModel::NodeIdRole).toString());
     });
+    QDockWidget* tableDock = dock(tr("Nodes"), QStringLiteral("tableDock"), m_table, Qt::BottomDockWidgetArea);
+
+    m_charts = new ChartsPanel(m_document, this);
+    QDockWidget* chartsDock = dock(tr("Charts"), QStringLiteral("chartsDock"), m_charts, Qt::BottomDockWidgetArea);
+    splitDockWidget(tableDock, chartsDock, Qt::Horizontal);
+
+    m_logModel = new EventLogModel(m_document, this);
+    m_log = new QListView(this);
+    m_log->setObjectName(QStringLiteral("eventLog"));
+    m_log->setModel(m_logModel);
+    m_log->setUniformItemSizes(true);
+    connect(m_logModel, &QAbstractItemModel::rowsInserted, m_log, &QListView::scrollToBottom);
+    QDockWidget* logDock = dock(tr("Events"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
+    m_stream = new QPlainTextEdit(this);
+    m_stream->setObjectName(QStringLiteral("llmStream"));
+    m_stream->setReadOnly(true);
+    m_stream->setPlaceholderText(tr("What the model is writing now"));
+    QDockWidget* streamDock = dock(tr("LLM output"), QStringLiteral("streamDock"), m_stream, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(logDock, streamDock);
+    tabifyDockWidget(tableDock, logDock);
+    tableDock->raise();
+}
+
+void MainWindow::createStatusBar()
+{
+    auto label = [this](const QString& name) {
+        auto* l = new QLabel(this);
+        l->setObjectName(name);
+        l->setContentsMargins(8, 0, 8, 0);
+        statusBar()->addPermanentWidget(l);
+        return l;
+    };
+    m_statusRun = label(QStringLiteral("statusRun"));
+    m_statusBudget = label(QStringLiteral("statusBudget"));
+    m_statusTokens = label(QStringLiteral("statusTokens"));
+    m_statusDollars = label(QStringLiteral("statusDollars"));
+    m_statusElapsed = label(QStringLiteral("statusElapsed"));
+    m_statusDevice = label(QStringLiteral("statusDevice"));
+}
+
+void MainWindow::updateStatus()
+{
+    const SearchState& s = m_document.state();
+    if (!m_document.hasSession()) {
+        for (QLabel* l :
+            {m_statusRun, m_statusBudget, m_statusTokens, m_statusDollars, m_statusElapsed, m_statusDevice})
+            l->clear();
+        return;
+    }
+    const RunSummary r = summarize(s);
+    m_statusRun->setText(m_controller.isRunning() ? (s.paused ? tr("paused") : tr("running"))
+            : m_document.isLive()                 ? tr("stopped")
+                                                  : tr("read-only"));
+    m_statusBudget->setText(tr("evaluations %1 / %2").arg(s.evaluations).arg(s.settings.budget));
+    m_statusTokens->setText(
+        tr("tokens %1").arg(q(formatTokens(r.totalUsage.tokens.promptTokens + r.totalUsage.tokens.completionTokens))));
+    m_statusDollars->setText(
+        q(formatDollars(r.totalUsage.dollars)) + (r.totalUsage.unpricedCalls ? u"*"_qs : QString()));
+    m_statusDollars->setToolTip(
+        r.totalUsage.unpricedCalls ? tr("* some calls used models without a price") : QString());
+    const int secs = static_cast<int>(s.elapsedSeconds);
+    m_statusElapsed->setText(tr("elapsed %1:%2:%3")
+                                 .arg(secs / 3600)
+                                 .arg(secs / 60 % 60, 2, 10, QChar(u'0'))
+                                 .arg(secs % 60, 2, 10, QChar(u'0')));
+    std::string device;
+    for (auto it = s.tree.attempts().rbegin(); it != s.tree.attempts().rend() && device.empty(); ++it)
+        device = it->evaluation.device;
+    m_statusDevice->setText(device.empty() ? q(m_document.config().backend) : q(device));
+    setWindowTitle(tr("%1 - %2 - K-Search Studio")
+                       .arg(q(m_document.config().taskName), q(m_document.sessionDir().filename().string())));
+}
+
+void MainWindow::updateHistory()
+{
+    const int total = static_cast<int>(m_document.events().size());
+    const bool follow = m_history->value() == m_history->maximum();
+    QSignalBlocker block(m_history);
+    m_history->setRange(0, total);
+    if (follow || m_document.atLatest())
+        m_history->setValue(m_document.shown());
+    m_history->setEnabled(total > 0);
+    m_historyLabel->setText(m_document.atLatest()
+            ? tr("event %1 (latest)").arg(total)
+            : tr("event %1 of %2, round %3").arg(m_document.shown()).arg(total).arg(m_document.state().evaluations));
 }
 
 void MainWindow::reloadTasks()
@@ -79,20 +281,88 @@ void MainWindow::reloadTasks()
         valid += ok ? 1 : 0;
         auto* workloads = new QTableWidgetItem;
         workloads->setData(Qt::DisplayRole, ok ? static_cast<int>(loaded.task->workloads.size()) : 0);
-        m_tasks->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(entry.name)));
-        m_tasks->setItem(
-            row, 1, new QTableWidgetItem(ok ? QString::fromStdString(loaded.task->definition.opType) : QString()));
+        m_tasks->setItem(row, 0, new QTableWidgetItem(q(entry.name)));
+        m_tasks->setItem(row, 1, new QTableWidgetItem(ok ? q(loaded.task->definition.opType) : QString()));
         m_tasks->setItem(row, 2, workloads);
         auto* status = new QTableWidgetItem(ok ? tr("valid") : tr("invalid"));
         if (!ok)
-            status->setToolTip(QString::fromStdString(loaded.diagnostics.formatAll()));
+            status->setToolTip(q(loaded.diagnostics.formatAll()));
         m_tasks->setItem(row, 3, status);
-        m_tasks->setItem(row, 4, new QTableWidgetItem(QString::fromStdString(entry.dir.string())));
+        m_tasks->setItem(row, 4, new QTableWidgetItem(q(entry.dir.string())));
     }
     m_tasks->setSortingEnabled(true);
     m_tasks->resizeColumnsToContents();
     statusBar()->showMessage(
         tr("%n task(s) found", nullptr, m_tasks->rowCount()) + u", " + tr("%n valid", nullptr, valid));
+}
+
+void MainWindow::selectNode(const QString& id)
+{
+    if (id.isEmpty())
+        return;
+    m_currentNode = id;
+    m_inspector->showNode(id);
+    m_graph->selectNode(id);
+    const QModelIndex source = m_tableModel->indexOfNode(id);
+    const QModelIndex row = m_tableProxy->mapFromSource(source);
+    if (row.isValid() && m_table->currentIndex().row() != row.row()) {
+        QSignalBlocker block(m_table->selectionModel());
+        m_table->setCurrentIndex(row);
+    }
+    updateActions();
+}
+
+bool MainWindow::startSearch(const std::filesystem::path& dir, const SessionConfig& config, const QString& seedSource)
+{
+    QString error;
+    m_undo.clear();
+    if (!m_controller.startNew(dir, config, seedSource, runOptions(), &error)) {
+        QMessageBox::warning(this, tr("New search"), error);
+        return false;
+    }
+    Settings::addRecentSession(q(dir.string()));
+    m_center->setCurrentWidget(m_graph);
+    updateActions();
+    updateStatus();
+    return true;
+}
+
+bool MainWindow::openSession(const QString& dir, bool resumeIfUnfinished)
+{
+    QString error;
+    m_undo.clear();
+    bool ok = m_controller.openReadOnly(dir.toStdString(), &error);
+    if (ok && resumeIfUnfinished && m_document.state().finishedReason.empty())
+        ok = m_controller.resume(dir.toStdString(), runOptions(), &error);
+    if (!ok) {
+        QMessageBox::warning(this, tr("Open session"), error);
+        return false;
+    }
+    Settings::addRecentSession(dir);
+    m_center->setCurrentWidget(m_graph);
+    if (const auto best = m_document.state().bestAttempt())
+        selectNode(q(m_document.state().tree.attempt(*best)->node));
+    updateActions();
+    updateStatus();
+    return true;
+}
+
+bool MainWindow::openExample()
+{
+    const auto dir = exampleSession();
+    if (dir.empty()) {
+        QMessageBox::information(this, tr("Example"), tr("The example session is not installed."));
+        return false;
+    }
+    return openSession(q(dir.string()), false);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    Settings::set(settings::windowGeometry, saveGeometry());
+    Settings::set(settings::windowState, saveState());
+    m_controller.close();
+    event->accept();
 }
 
 } // namespace ks::ui

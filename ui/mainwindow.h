@@ -1,26 +1,116 @@
 #pragma once
 
-#include <QMainWindow>
+#include "runcontroller.h"
+#include "searchdocument.h"
 
+#include <QMainWindow>
+#include <QUndoStack>
+
+class QAction;
+class QLabel;
+class QSlider;
+class QSpinBox;
+class QStackedWidget;
 class QTableWidget;
+class QTableView;
+class QListView;
+class QPlainTextEdit;
+class QSortFilterProxyModel;
+
+namespace ks {
+struct RunOptions;
+}
 
 namespace ks::ui {
 
-// The main window. At this stage it shows the tasks a search can start from; the intent tree,
-// inspector and charts arrive with the engine.
+class ChartsPanel;
+class EventLogModel;
+class NodeInspector;
+class NodeTableModel;
+class TreeGraphView;
+
+// The main window: the intent tree as a graph (centre) and as a sortable table, the inspector of
+// the selected node, the charts, the event log and the LLM's live output in docks; run controls,
+// budget and K, and the history slider in the tool bar; budget, tokens, dollars, time and device
+// in the status bar. Steering actions go through the undo stack to the running engine.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    SearchDocument& document() { return m_document; }
+    RunController& controller() { return m_controller; }
+    QUndoStack& undoStack() { return m_undo; }
+    TreeGraphView* graph() const { return m_graph; }
+    NodeInspector* inspector() const { return m_inspector; }
+    ChartsPanel* charts() const { return m_charts; }
+    QString currentNode() const { return m_currentNode; }
+
+    // The example session that ships with the application, or an empty path.
+    static std::filesystem::path exampleSession();
 
 public slots:
     void reloadTasks();
+    bool startSearch(const std::filesystem::path& dir, const ks::SessionConfig& config, const QString& seedSource = {});
+    bool openSession(const QString& dir, bool resumeIfUnfinished);
+    bool openExample();
+    void selectNode(const QString& id);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
+    void createDocks();
     void createActions();
+    void createToolBar();
+    void createStatusBar();
+    void updateActions();
+    void updateStatus();
+    void updateHistory();
+    void showNodeMenu(const QString& id, const QPoint& at);
+    RunOptions runOptions() const;
 
+    // Steering and run control (mainwindowactions.cpp).
+    void setValue();
+    void pruneOrRestore(bool restore);
+    void injectIntent();
+    void editIntent();
+    void pinNode();
+    void evaluateCode();
+    void applyLimits();
+    void sendRunCommand(HumanCommand::Kind kind);
+    void newSearch();
+    void openSessionDialog();
+    void exportSession();
+    void showSettings();
+
+    SearchDocument m_document;
+    RunController m_controller;
+    QUndoStack m_undo;
+    QString m_currentNode;
+
+    QStackedWidget* m_center = nullptr;
     QTableWidget* m_tasks = nullptr;
+    TreeGraphView* m_graph = nullptr;
+    NodeInspector* m_inspector = nullptr;
+    ChartsPanel* m_charts = nullptr;
+    NodeTableModel* m_tableModel = nullptr;
+    QSortFilterProxyModel* m_tableProxy = nullptr;
+    QTableView* m_table = nullptr;
+    EventLogModel* m_logModel = nullptr;
+    QListView* m_log = nullptr;
+    QPlainTextEdit* m_stream = nullptr;
+    QSlider* m_history = nullptr;
+    QLabel* m_historyLabel = nullptr;
+    QSpinBox *m_budget = nullptr, *m_k = nullptr;
+    QLabel *m_statusRun = nullptr, *m_statusBudget = nullptr, *m_statusTokens = nullptr, *m_statusDollars = nullptr,
+           *m_statusElapsed = nullptr, *m_statusDevice = nullptr;
+    QAction *m_pause = nullptr, *m_step = nullptr, *m_resume = nullptr, *m_stop = nullptr, *m_continue = nullptr;
+    QAction *m_setValue = nullptr, *m_prune = nullptr, *m_restore = nullptr, *m_inject = nullptr,
+            *m_editIntent = nullptr, *m_pin = nullptr, *m_evaluate = nullptr, *m_export = nullptr,
+            *m_applyLimits = nullptr;
 };
 
 } // namespace ks::ui

@@ -8,8 +8,10 @@ std::optional<std::string> checkCommand(const SearchState& s, const HumanCommand
 {
     using Kind = HumanCommand::Kind;
     const SearchNode* n = s.tree.find(c.node);
+    const bool unpin = c.kind == Kind::Pin && c.node.empty();
     const bool needsNode = c.kind == Kind::SetValue || c.kind == Kind::Prune || c.kind == Kind::Restore
-        || c.kind == Kind::Inject || c.kind == Kind::EditIntent || c.kind == Kind::Pin || c.kind == Kind::Evaluate;
+        || c.kind == Kind::Inject || c.kind == Kind::EditIntent || (c.kind == Kind::Pin && !unpin)
+        || c.kind == Kind::Evaluate;
     if (needsNode && !n)
         return "no node '" + c.node + "'";
     const bool isRoot = n && n->id == SearchTree::kRootId;
@@ -51,6 +53,8 @@ std::optional<std::string> checkCommand(const SearchState& s, const HumanCommand
             return std::string("the intent is empty");
         break;
     case Kind::Pin: {
+        if (unpin)
+            break;
         const auto frontier = s.tree.frontier(s.settings.flat);
         if (std::none_of(frontier.begin(), frontier.end(), [&](const SearchNode* f) { return f->id == n->id; }))
             return n->status != NodeStatus::Open

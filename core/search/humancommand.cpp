@@ -77,7 +77,7 @@ std::string HumanCommand::describe() const
     case Kind::EditIntent:
         return "edit the intent of " + node;
     case Kind::Pin:
-        return "pin " + node + " as the next action";
+        return node.empty() ? std::string("unpin") : "pin " + node + " as the next action";
     case Kind::Evaluate:
         return "evaluate a hand-written program under " + node;
     case Kind::SetBudget:

@@ -17,7 +17,7 @@ struct HumanCommand {
         Restore, // node
         Inject, // node = parent, text = intent, value
         EditIntent, // node, text
-        Pin, // node: the next action
+        Pin, // node: the next action (an empty node: no pin)
         Evaluate, // node = parent, text = source code
         SetBudget, // number
         SetK, // number

@@ -1,0 +1,337 @@
+#include "nodeinspector.h"
+
+#include "searchdocument.h"
+#include "uistyle.h"
+
+#include <search/strategy.h>
+#include <search/taskbrief.h>
+#include <util/linediff.h>
+
+#include <QCheckBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <sstream>
+
+namespace ks::ui {
+
+namespace {
+
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+QTableView* makeTable(QStandardItemModel* model, const QString& name, QWidget* parent)
+{
+    auto* view = new QTableView(parent);
+    view->setObjectName(name);
+    view->setModel(model);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->setAlternatingRowColors(true);
+    return view;
+}
+
+QStandardItem* cell(const QString& text, const QVariant& sort = {})
+{
+    auto* item = new QStandardItem(text);
+    if (sort.isValid())
+        item->setData(sort, Qt::UserRole);
+    return item;
+}
+
+QString number(double v, int digits)
+{
+    return QString::number(v, 'f', digits);
+}
+
+} // namespace
+
+NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    setObjectName(QStringLiteral("nodeInspector"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_header = new QLabel(tr("Select a node in the graph or the table."), this);
+    m_header->setObjectName(QStringLiteral("inspectorHeader"));
+    m_header->setWordWrap(true);
+    m_header->setTextFormat(Qt::RichText);
+    layout->addWidget(m_header);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("inspectorTabs"));
+    layout->addWidget(m_tabs, 1);
+
+    auto* intentPage = new QSplitter(Qt::Vertical, m_tabs);
+    m_intent = new QTextBrowser(intentPage);
+    m_intent->setObjectName(QStringLiteral("intentView"));
+    m_values = new QStandardItemModel(0, 4, this);
+    m_values->setHorizontalHeaderLabels({tr("V"), tr("By"), tr("Round"), tr("Reason")});
+    m_valueView = makeTable(m_values, QStringLiteral("valueHistory"), intentPage);
+    m_tabs->addTab(intentPage, tr("Intent"));
+
+    auto* attemptPage = new QSplitter(Qt::Vertical, m_tabs);
+    m_attempts = new QStandardItemModel(0, 7, this);
+    m_attempts->setHorizontalHeaderLabels(
+        {tr("Attempt"), tr("Prompt"), tr("By"), tr("Verdict"), tr("J"), tr("Latency (us)"), tr("Round")});
+    m_attemptView = makeTable(m_attempts, QStringLiteral("attemptTable"), attemptPage);
+    m_workloads = new QStandardItemModel(0, 7, this);
+    m_workloads->setHorizontalHeaderLabels({tr("Workload"), tr("Status"), tr("Latency (us)"), tr("Baseline (us)"),
+        tr("Speedup"), tr("Roofline"), tr("Max abs err")});
+    makeTable(m_workloads, QStringLiteral("workloadTable"), attemptPage);
+    m_log = new QPlainTextEdit(attemptPage);
+    m_log->setObjectName(QStringLiteral("attemptLog"));
+    m_log->setReadOnly(true);
+    m_log->setPlaceholderText(tr("The evaluator's log of the selected attempt"));
+    m_tabs->addTab(attemptPage, tr("Attempts"));
+    connect(m_attemptView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+        [this](const QModelIndex& current) {
+            if (current.isValid())
+                showAttempt(m_attempts->item(current.row(), 0)->data(Qt::UserRole).toInt());
+        });
+
+    auto* codePage = new QWidget(m_tabs);
+    auto* codeLayout = new QVBoxLayout(codePage);
+    codeLayout->setContentsMargins(0, 0, 0, 0);
+    m_diff = new QCheckBox(tr("Diff against the program the action started from"), codePage);
+    m_diff->setObjectName(QStringLiteral("diffToggle"));
+    codeLayout->addWidget(m_diff);
+    m_code = new QTextBrowser(codePage);
+    m_code->setObjectName(QStringLiteral("codeView"));
+    m_code->setLineWrapMode(QTextEdit::NoWrap);
+    codeLayout->addWidget(m_code, 1);
+    connect(m_diff, &QCheckBox::toggled, this, &NodeInspector::fillCode);
+    m_tabs->addTab(codePage, tr("Code"));
+
+    auto* llmPage = new QSplitter(Qt::Vertical, m_tabs);
+    m_exchangeList = new QListWidget(llmPage);
+    m_exchangeList->setObjectName(QStringLiteral("exchangeList"));
+    m_exchange = new QTextBrowser(llmPage);
+    m_exchange->setObjectName(QStringLiteral("exchangeView"));
+    llmPage->setStretchFactor(1, 3);
+    m_tabs->addTab(llmPage, tr("LLM"));
+    connect(m_exchangeList, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row < 0)
+            return;
+        const auto it =
+            m_document.state().exchanges.find(m_exchangeList->item(row)->data(Qt::UserRole).toString().toStdString());
+        if (it == m_document.state().exchanges.end())
+            return;
+        const nlohmann::json& e = *it->second;
+        QString html;
+        for (const auto& m : e.value("messages", nlohmann::json::array()))
+            html += QStringLiteral("<h4>%1</h4><pre style='white-space: pre-wrap'>%2</pre>")
+                        .arg(q(m.value("role", std::string())).toHtmlEscaped(),
+                            q(m.value("content", std::string())).toHtmlEscaped());
+        html += QStringLiteral("<h4>answer (%1)</h4><pre style='white-space: pre-wrap'>%2</pre>")
+                    .arg(q(e.value("model", std::string())).toHtmlEscaped(),
+                        q(e.value("text", std::string())).toHtmlEscaped());
+        if (e.contains("error"))
+            html += QStringLiteral("<p style='color:#c0504d'>error: %1</p>")
+                        .arg(q(e["error"].value("message", std::string())).toHtmlEscaped());
+        m_exchange->setHtml(html);
+    });
+
+    connect(&document, &SearchDocument::reset, this, &NodeInspector::refresh);
+    connect(&document, &SearchDocument::nodesChanged, this, [this](const QStringList& ids) {
+        if (ids.contains(m_node))
+            refresh();
+    });
+    connect(&document, &SearchDocument::attemptAdded, this, [this](int index) {
+        const Attempt* a = m_document.state().tree.attempt(index);
+        if (a && q(a->node) == m_node)
+            refresh();
+    });
+}
+
+void NodeInspector::showNode(const QString& id)
+{
+    if (id == m_node)
+        return;
+    m_node = id;
+    m_attempt = -1;
+    refresh();
+}
+
+void NodeInspector::refresh()
+{
+    const SearchState& s = m_document.state();
+    const SearchNode* n = s.tree.find(m_node.toStdString());
+    m_values->removeRows(0, m_values->rowCount());
+    if (!n) {
+        m_header->setText(m_node.isEmpty() ? tr("Select a node in the graph or the table.")
+                                           : tr("%1 does not exist at this point of the history.").arg(m_node));
+        m_intent->clear();
+        m_attempts->removeRows(0, m_attempts->rowCount());
+        m_workloads->removeRows(0, m_workloads->rowCount());
+        m_code->clear();
+        m_exchangeList->clear();
+        return;
+    }
+    const Attempt* best = n->bestAttempt ? s.tree.attempt(*n->bestAttempt) : nullptr;
+    m_header->setText(
+        QStringLiteral("<b>%1</b> &nbsp; <span style='color:%2'>%3</span> &nbsp; V %4 &nbsp; %5 &nbsp; "
+                       "parent %6 &nbsp; created by %7 in round %8")
+            .arg(m_node, statusColor(*n, s).name(), q(std::string(nodeStatusName(n->status))), number(n->value(), 2),
+                best ? tr("best J %1").arg(number(best->score(), 1))
+                     : (n->status == NodeStatus::Closed ? tr("nothing passed") : QString()),
+                n->parent.empty() ? QStringLiteral("-") : q(n->parent),
+                q(std::string(authorName(n->createdBy))).replace(u'_', u' '))
+            .arg(n->createdRound));
+    QString html = QStringLiteral("<h3>Intent</h3><p>%1</p>").arg(q(n->intent).toHtmlEscaped());
+    if (!n->rationale.empty())
+        html += QStringLiteral("<h3>Rationale</h3><p style='white-space: pre-wrap'>%1</p>")
+                    .arg(q(n->rationale).toHtmlEscaped());
+    if (n->status == NodeStatus::Pruned)
+        html += QStringLiteral("<h3>Pruned</h3><p>%1</p>").arg(q(n->pruneReason).toHtmlEscaped());
+    m_intent->setHtml(html);
+    for (const ValueChange& v : n->values)
+        m_values->appendRow(
+            {cell(number(v.value, 2), v.value), cell(q(std::string(authorName(v.author))).replace(u'_', u' ')),
+                cell(QString::number(v.round), v.round), cell(q(v.reason))});
+    fillAttempts();
+    fillExchanges();
+}
+
+void NodeInspector::fillAttempts()
+{
+    const SearchState& s = m_document.state();
+    const SearchNode* n = s.tree.find(m_node.toStdString());
+    m_attempts->removeRows(0, m_attempts->rowCount());
+    if (!n)
+        return;
+    for (int i : n->attempts) {
+        const Attempt& a = *s.tree.attempt(i);
+        QStandardItem* verdict =
+            cell(a.evaluated ? q(std::string(verdictName(a.evaluation.status))) : tr("no program"));
+        if (a.evaluated)
+            verdict->setForeground(verdictColor(a.evaluation.status));
+        m_attempts->appendRow({cell(QString::number(a.index), a.index), cell(q(a.promptKind)),
+            cell(q(std::string(authorName(a.author))).replace(u'_', u' ')), verdict,
+            cell(a.passed() ? number(a.score(), 1) : QString(), a.score()),
+            cell(a.passed() ? number(a.evaluation.latencyMicros, 2) : QString(), a.evaluation.latencyMicros),
+            cell(QString::number(a.round), a.round)});
+    }
+    if (m_attempt < 0 || std::find(n->attempts.begin(), n->attempts.end(), m_attempt) == n->attempts.end())
+        m_attempt = n->bestAttempt ? *n->bestAttempt : (n->attempts.empty() ? -1 : n->attempts.back());
+    showAttempt(m_attempt);
+}
+
+void NodeInspector::showAttempt(int index)
+{
+    m_attempt = index;
+    m_workloads->removeRows(0, m_workloads->rowCount());
+    m_log->clear();
+    const Attempt* a = m_document.state().tree.attempt(index);
+    if (a) {
+        for (int r = 0; r < m_attempts->rowCount(); ++r)
+            if (m_attempts->item(r, 0)->data(Qt::UserRole).toInt() == index
+                && m_attemptView->currentIndex().row() != r) {
+                QSignalBlocker block(m_attemptView->selectionModel());
+                m_attemptView->selectRow(r);
+            }
+        for (const auto& w : a->evaluation.workloads) {
+            QStandardItem* status = cell(q(std::string(verdictName(w.status))));
+            status->setForeground(verdictColor(w.status));
+            if (!w.message.empty())
+                status->setToolTip(q(w.message));
+            const Task* task = m_document.task();
+            m_workloads->appendRow({cell(task ? q(workloadLabel(*task, w.id)) : q(w.id.substr(0, 8))), status,
+                cell(w.latencyMicros > 0 ? number(w.latencyMicros, 2) : QString(), w.latencyMicros),
+                cell(number(w.baselineLatencyMicros, 2), w.baselineLatencyMicros),
+                cell(w.speedup > 0 ? number(w.speedup, 2) + u'x' : QString(), w.speedup),
+                cell(w.rooflineFraction > 0 ? number(100 * w.rooflineFraction, 1) + u'%' : QString(),
+                    w.rooflineFraction),
+                cell(QString::number(w.maxAbsError, 'g', 3), w.maxAbsError)});
+        }
+        m_log->setPlainText(a->evaluated ? q(a->evaluation.log) : tr("Not evaluated: %1").arg(q(a->problem)));
+    }
+    fillCode();
+}
+
+void NodeInspector::fillCode()
+{
+    const SearchState& s = m_document.state();
+    const Attempt* a = s.tree.attempt(m_attempt);
+    if (!a || a->program.empty()) {
+        m_code->setPlainText(a ? tr("This attempt has no program: %1").arg(q(a->problem)) : QString());
+        return;
+    }
+    const std::string program = m_document.programSource(a->program);
+    if (!m_diff->isChecked()) {
+        m_code->setHtml(QStringLiteral("<pre>%1</pre>").arg(q(program).toHtmlEscaped()));
+        return;
+    }
+    const auto start = startingAttempt(s, a->node);
+    const Attempt* base = start ? s.tree.attempt(*start) : nullptr;
+    if (!base) {
+        m_code->setHtml(tr("<p>The action started from the task alone: there is no earlier program to compare "
+                           "with.</p>")
+            + QStringLiteral("<pre>%1</pre>").arg(q(program).toHtmlEscaped()));
+        return;
+    }
+    QString html = tr("<p>Against the program of %1 (attempt %2, J %3):</p><pre>")
+                       .arg(q(base->node))
+                       .arg(base->index)
+                       .arg(number(base->score(), 1));
+    const std::string diff = unifiedDiff(m_document.programSource(base->program), program);
+    if (diff.empty())
+        html += tr("(identical)");
+    std::istringstream lines(diff);
+    for (std::string line; std::getline(lines, line);) {
+        const QString text = q(line).toHtmlEscaped();
+        const char op = line.empty() ? ' ' : line[0];
+        html += op == '+' ? QStringLiteral("<span style='background:#e6ffec'>%1</span>\n").arg(text)
+            : op == '-'   ? QStringLiteral("<span style='background:#ffebe9'>%1</span>\n").arg(text)
+            : op == '@'   ? QStringLiteral("<span style='color:#6f42c1'>%1</span>\n").arg(text)
+                          : text + u'\n';
+    }
+    m_code->setHtml(html + QStringLiteral("</pre>"));
+}
+
+void NodeInspector::fillExchanges()
+{
+    const SearchState& s = m_document.state();
+    const SearchNode* n = s.tree.find(m_node.toStdString());
+    m_exchangeList->clear();
+    if (!n)
+        return;
+    std::vector<std::string> ids = n->exchanges;
+    for (int i : n->attempts)
+        if (!s.tree.attempt(i)->exchange.empty())
+            ids.push_back(s.tree.attempt(i)->exchange);
+    for (const auto& [id, e] : s.exchanges) // the world model's answers about this node (update, too hard)
+        if (e->value("node", std::string()) == n->id && std::find(ids.begin(), ids.end(), id) == ids.end())
+            ids.push_back(id);
+    std::sort(ids.begin(), ids.end(),
+        [](const std::string& a, const std::string& b) { return std::stoi(a.substr(1)) < std::stoi(b.substr(1)); });
+    for (const auto& id : ids) {
+        const auto it = s.exchanges.find(id);
+        if (it == s.exchanges.end())
+            continue;
+        const nlohmann::json& e = *it->second;
+        auto* item =
+            new QListWidgetItem(QStringLiteral("%1  %2 %3  %4 tokens%5")
+                                    .arg(q(id), q(e.value("role", std::string())), q(e.value("purpose", std::string())))
+                                    .arg(e.value("usage", nlohmann::json::object()).value("prompt", 0)
+                                        + e.value("usage", nlohmann::json::object()).value("completion", 0))
+                                    .arg(e.contains("error") ? tr("  (failed)") : QString()),
+                m_exchangeList);
+        item->setData(Qt::UserRole, q(id));
+    }
+}
+
+} // namespace ks::ui

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <QWidget>
+
+class QCheckBox;
+class QLabel;
+class QListWidget;
+class QPlainTextEdit;
+class QStandardItemModel;
+class QTabWidget;
+class QTableView;
+class QTextBrowser;
+
+namespace ks::ui {
+
+class SearchDocument;
+
+// Everything about one node: its intent and rationale, V with every change (who, why, when),
+// its attempts with their verdicts and per-workload numbers, each program with a diff against
+// the program its action started from, and the LLM exchanges that created or edited it.
+class NodeInspector : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit NodeInspector(const SearchDocument& document, QWidget* parent = nullptr);
+    QString node() const { return m_node; }
+
+public slots:
+    void showNode(const QString& id);
+    void showAttempt(int index); // an attempt of the shown node: its workloads, log and program
+
+private:
+    void refresh();
+    void fillAttempts();
+    void fillCode();
+    void fillExchanges();
+
+    const SearchDocument& m_document;
+    QString m_node;
+    int m_attempt = -1;
+    QLabel* m_header;
+    QTabWidget* m_tabs;
+    QTextBrowser* m_intent;
+    QStandardItemModel* m_values;
+    QTableView* m_valueView;
+    QStandardItemModel* m_attempts;
+    QTableView* m_attemptView;
+    QStandardItemModel* m_workloads;
+    QPlainTextEdit* m_log;
+    QCheckBox* m_diff;
+    QTextBrowser* m_code;
+    QListWidget* m_exchangeList;
+    QTextBrowser* m_exchange;
+};
+
+} // namespace ks::ui

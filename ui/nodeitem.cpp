@@ -1,0 +1,99 @@
+#include "nodeitem.h"
+
+#include "searchdocument.h"
+#include "uistyle.h"
+
+#include <QFontMetrics>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+namespace ks::ui {
+
+NodeItem::NodeItem(const SearchDocument& document, QString id)
+    : m_document(document)
+    , m_id(std::move(id))
+{
+    setFlag(ItemIsSelectable);
+    setAcceptHoverEvents(true);
+    setCacheMode(DeviceCoordinateCache);
+}
+
+QRectF NodeItem::boundingRect() const
+{
+    return QRectF(-4, -4, kWidth + 8, kHeight + 8); // room for the thick outlines
+}
+
+void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* /*widget*/)
+{
+    const SearchState& s = m_document.state();
+    const SearchNode* n = s.tree.find(m_id.toStdString());
+    if (!n)
+        return;
+    const bool root = n->id == SearchTree::kRootId;
+    const bool pruned = n->status == NodeStatus::Pruned;
+    const auto best = s.bestAttempt();
+    const bool isBest = best && s.tree.attempt(*best)->node == n->id;
+    const bool active = s.action && s.action->node == n->id;
+    const QRectF box(0, 0, kWidth, kHeight);
+    p->setRenderHint(QPainter::Antialiasing);
+
+    QPen border(isBest ? bestColor() : statusColor(*n, s), isBest || active ? 3.5 : 1.6);
+    if (pruned)
+        border.setStyle(Qt::DashLine);
+    p->setPen(border);
+    p->setBrush(statusFill(*n, s));
+    p->drawRoundedRect(box, 7, 7);
+    if (option->state & QStyle::State_Selected) {
+        p->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.5, Qt::DotLine));
+        p->setBrush(Qt::NoBrush);
+        p->drawRoundedRect(box.adjusted(-3, -3, 3, 3), 9, 9);
+    }
+
+    const QColor text = pruned ? QColor(0x8a, 0x8a, 0x8a) : QColor(0x1e, 0x1e, 0x1e);
+    QFont bold = p->font();
+    bold.setPointSizeF(9.0);
+    bold.setBold(true);
+    p->setFont(bold);
+    p->setPen(text);
+    QString head = root ? QStringLiteral("root") : m_id;
+    if (n->bestAttempt)
+        head += QStringLiteral("   J %1").arg(s.tree.attempt(*n->bestAttempt)->score(), 0, 'f', 1);
+    else if (n->status == NodeStatus::Closed && !root)
+        head += QStringLiteral("   failed");
+    if (active)
+        head += QStringLiteral("   running");
+    p->drawText(QRectF(8, 4, kWidth - 16, 16), Qt::AlignLeft | Qt::AlignVCenter, head);
+    if (!n->attempts.empty()) {
+        QFont small = bold;
+        small.setBold(false);
+        small.setPointSizeF(8.0);
+        p->setFont(small);
+        p->drawText(QRectF(8, 4, kWidth - 16, 16), Qt::AlignRight | Qt::AlignVCenter,
+            QStringLiteral("%1 att.").arg(n->attempts.size()));
+    }
+
+    QFont body = p->font();
+    body.setBold(false);
+    body.setPointSizeF(8.5);
+    p->setFont(body);
+    const QString intent = QString::fromStdString(root ? std::string("the task") : n->intent).simplified();
+    const QFontMetrics fm(body);
+    p->drawText(QRectF(8, 22, kWidth - 16, 32), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
+        fm.elidedText(intent, Qt::ElideRight, static_cast<int>((kWidth - 16) * 2 - 20)));
+
+    if (!root) { // V as a bar with its value
+        const qreal track = kWidth - 62;
+        const QRectF bar(8, kHeight - 14, track, 6);
+        p->setPen(QPen(QColor(0xbb, 0xbb, 0xbb), 1));
+        p->setBrush(Qt::white);
+        p->drawRoundedRect(bar, 3, 3);
+        p->setPen(Qt::NoPen);
+        p->setBrush(statusColor(*n, s));
+        p->drawRoundedRect(QRectF(bar.topLeft(), QSizeF(track * std::clamp(n->value(), 0.0, 1.0), 6)), 3, 3);
+        p->setPen(text);
+        p->drawText(QRectF(kWidth - 52, kHeight - 20, 44, 16), Qt::AlignRight | Qt::AlignVCenter,
+            QStringLiteral("V %1").arg(n->value(), 0, 'f', 2));
+    }
+}
+
+} // namespace ks::ui

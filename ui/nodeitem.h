@@ -1,0 +1,30 @@
+#pragma once
+
+#include <QGraphicsItem>
+#include <QString>
+
+namespace ks::ui {
+
+class SearchDocument;
+
+// One node of the intent graph. Holds only its id and reads everything else from the document
+// when it paints, so a change of the node costs one repaint and nothing else.
+class NodeItem : public QGraphicsItem
+{
+public:
+    static constexpr qreal kWidth = 210, kHeight = 74;
+    enum { Type = UserType + 1 };
+
+    NodeItem(const SearchDocument& document, QString id);
+    int type() const override { return Type; }
+    const QString& nodeId() const { return m_id; }
+
+    QRectF boundingRect() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+private:
+    const SearchDocument& m_document;
+    QString m_id;
+};
+
+} // namespace ks::ui

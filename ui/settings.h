@@ -1,0 +1,56 @@
+#pragma once
+
+#include <llm/llmconfig.h>
+
+#include <QSettings>
+#include <QString>
+#include <QStringList>
+#include <QVariant>
+
+namespace ks::ui {
+
+// A setting: its key in the one QSettings of the application, and its value when unset.
+template<class T> struct SettingKey {
+    const char* key;
+    T fallback;
+};
+
+// Typed access to the application's settings (~/.config/K-Search Studio/ksearch.conf). No API
+// key is ever stored here: keys go to the OS keychain (Settings dialog) or the environment.
+class Settings
+{
+public:
+    template<class T> static T get(const SettingKey<T>& k)
+    {
+        return store().value(QLatin1String(k.key), QVariant::fromValue(k.fallback)).template value<T>();
+    }
+    template<class T> static void set(const SettingKey<T>& k, const T& value)
+    {
+        store().setValue(QLatin1String(k.key), QVariant::fromValue(value));
+    }
+
+    // The LLM settings of a role ("planner" or "coder").
+    static LlmRoleConfig role(const QString& role);
+    static void setRole(const QString& role, const LlmRoleConfig& config);
+    // True once a provider was chosen for the planner (otherwise the window opens the example).
+    static bool llmConfigured();
+
+    static void addRecentSession(const QString& dir);
+
+private:
+    static QSettings& store();
+};
+
+namespace settings {
+inline const SettingKey<QStringList> recentSessions {"sessions/recent", {}};
+inline const SettingKey<QString> sessionsFolder {"sessions/folder", {}};
+inline const SettingKey<QString> backend {"evaluation/backend", QStringLiteral("cuda")};
+inline const SettingKey<QString> cudaDevice {"evaluation/cudaDevice", {}}; // empty: the first device
+inline const SettingKey<QString> extraCompilerFlags {"evaluation/extraFlags", {}};
+inline const SettingKey<double> benchSeconds {"evaluation/benchSeconds", 1.0};
+inline const SettingKey<QString> pricesFile {"llm/pricesFile", {}};
+inline const SettingKey<QByteArray> windowGeometry {"window/geometry", {}};
+inline const SettingKey<QByteArray> windowState {"window/state", {}};
+} // namespace settings
+
+} // namespace ks::ui

@@ -1,0 +1,132 @@
+#include "settingsdialog.h"
+
+#include "llmrolebox.h"
+#include "settings.h"
+
+#include <llm/apikeys.h>
+#include <llm/pricetable.h>
+
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+namespace ks::ui {
+
+SettingsDialog::SettingsDialog(QWidget* parent)
+    : QDialog(parent)
+{
+    setObjectName(QStringLiteral("settingsDialog"));
+    setWindowTitle(tr("Settings"));
+    auto* tabs = new QTabWidget(this);
+
+    auto* models = new QWidget(tabs);
+    auto* modelsLayout = new QHBoxLayout(models);
+    m_planner = new LlmRoleBox(tr("World model (planner)"), QStringLiteral("settingsPlanner"), models);
+    m_planner->setConfig(Settings::role(u"planner"_qs));
+    m_coder = new LlmRoleBox(tr("Code policy (coder)"), QStringLiteral("settingsCoder"), models);
+    m_coder->setConfig(Settings::role(u"coder"_qs));
+    modelsLayout->addWidget(m_planner);
+    modelsLayout->addWidget(m_coder);
+    tabs->addTab(models, tr("Models"));
+
+    auto* keys = new QWidget(tabs);
+    auto* keysForm = new QFormLayout(keys);
+    keysForm->addRow(new QLabel(tr("Keys are looked up in the environment first, then in the OS keychain. "
+                                   "They are never written to a file, a session or a log."),
+        keys));
+    for (const QString provider : {u"openai"_qs, u"anthropic"_qs, u"gemini"_qs}) {
+        auto* row = new QHBoxLayout;
+        auto* edit = new QLineEdit(keys);
+        edit->setObjectName(provider + u"KeyEdit");
+        edit->setEchoMode(QLineEdit::Password);
+        auto* store = new QPushButton(tr("Store in keychain"), keys);
+        auto* status = new QLabel(keys);
+        const QString variable = apiKeyVariable(provider);
+        status->setText(qEnvironmentVariableIsSet(variable.toLatin1().constData())
+                ? tr("set in %1").arg(variable)
+                : (readKeychainKey(provider) ? tr("in the keychain") : tr("not set")));
+        row->addWidget(edit, 1);
+        row->addWidget(store);
+        row->addWidget(status);
+        keysForm->addRow(provider, row);
+        connect(
+            store, &QPushButton::clicked, this, [this, provider, edit, status] { storeKey(provider, edit, status); });
+    }
+    tabs->addTab(keys, tr("API keys"));
+
+    auto* evaluation = new QWidget(tabs);
+    auto* evalForm = new QFormLayout(evaluation);
+    m_device = new QLineEdit(Settings::get(settings::cudaDevice), evaluation);
+    m_device->setObjectName(QStringLiteral("cudaDevice"));
+    m_device->setPlaceholderText(tr("the first visible GPU; or an index such as 1"));
+    m_flags = new QLineEdit(Settings::get(settings::extraCompilerFlags), evaluation);
+    m_flags->setObjectName(QStringLiteral("compilerFlags"));
+    m_flags->setPlaceholderText(tr("extra nvcc / g++ flags for candidates, e.g. --use_fast_math"));
+    m_benchSeconds = new QDoubleSpinBox(evaluation);
+    m_benchSeconds->setObjectName(QStringLiteral("benchSeconds"));
+    m_benchSeconds->setRange(0.01, 60);
+    m_benchSeconds->setValue(Settings::get(settings::benchSeconds));
+    m_benchSeconds->setSuffix(tr(" s per workload"));
+    m_prices = new QLineEdit(Settings::get(settings::pricesFile), evaluation);
+    m_prices->setObjectName(QStringLiteral("pricesFile"));
+    m_prices->setPlaceholderText(PriceTable::userOverridePath());
+    m_folder = new QLineEdit(Settings::get(settings::sessionsFolder), evaluation);
+    m_folder->setObjectName(QStringLiteral("sessionsFolder"));
+    m_folder->setPlaceholderText(tr("~/ksearch-sessions"));
+    evalForm->addRow(tr("GPU"), m_device);
+    evalForm->addRow(tr("Compiler flags"), m_flags);
+    evalForm->addRow(tr("Timing loop cap"), m_benchSeconds);
+    evalForm->addRow(tr("Price overrides"), m_prices);
+    evalForm->addRow(tr("Sessions folder"), m_folder);
+    tabs->addTab(evaluation, tr("Evaluation"));
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(tabs);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    connect(buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(buttons);
+}
+
+void SettingsDialog::storeKey(const QString& provider, QLineEdit* edit, QLabel* status)
+{
+    QString error;
+    if (edit->text().trimmed().isEmpty())
+        return;
+    if (!writeKeychainKey(provider, edit->text().trimmed(), &error)) {
+        QMessageBox::warning(this, windowTitle(), error);
+        return;
+    }
+    edit->clear();
+    status->setText(tr("in the keychain"));
+}
+
+void SettingsDialog::accept()
+{
+    if (!m_prices->text().isEmpty()) {
+        PriceTable t = PriceTable::builtIn();
+        QString error;
+        if (!t.merge(m_prices->text(), &error)) {
+            QMessageBox::warning(this, windowTitle(), error);
+            return;
+        }
+    }
+    Settings::setRole(u"planner"_qs, m_planner->config());
+    Settings::setRole(u"coder"_qs, m_coder->config());
+    Settings::set(settings::cudaDevice, m_device->text().trimmed());
+    Settings::set(settings::extraCompilerFlags, m_flags->text().trimmed());
+    Settings::set(settings::benchSeconds, m_benchSeconds->value());
+    Settings::set(settings::pricesFile, m_prices->text().trimmed());
+    Settings::set(settings::sessionsFolder, m_folder->text().trimmed());
+    QDialog::accept();
+}
+
+} // namespace ks::ui

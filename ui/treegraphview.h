@@ -1,0 +1,57 @@
+#pragma once
+
+#include <QGraphicsView>
+#include <QHash>
+#include <QTimer>
+
+class QGraphicsPathItem;
+
+namespace ks::ui {
+
+class NodeItem;
+class SearchDocument;
+
+// The intent tree as a graph: one box per node (status colour, V bar, best J; pruned nodes grey
+// and dashed, the active node outlined, the best in gold), zoom with the wheel, pan by dragging,
+// fit to view. Follows the document incrementally: a changed node repaints alone; new nodes are
+// added and the layout is recomputed once for a burst of insertions, moving only the boxes whose
+// place changed.
+class TreeGraphView : public QGraphicsView
+{
+    Q_OBJECT
+public:
+    explicit TreeGraphView(const SearchDocument& document, QWidget* parent = nullptr);
+
+    void selectNode(const QString& id);
+    QString selectedNode() const;
+    int itemCount() const { return static_cast<int>(m_items.size()); }
+    int layoutCount() const { return m_layouts; } // how many layouts ran (tests, benchmark)
+
+public slots:
+    void fitToView();
+    void zoomBy(double factor);
+
+signals:
+    void nodeSelected(const QString& id);
+    void nodeContextMenu(const QString& id, const QPoint& globalPos);
+
+protected:
+    void wheelEvent(QWheelEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
+
+private:
+    void rebuild();
+    void addNodes(const QStringList& ids);
+    void relayout();
+
+    const SearchDocument& m_document;
+    QGraphicsScene* m_scene;
+    QHash<QString, NodeItem*> m_items;
+    QHash<QString, QGraphicsPathItem*> m_edges; // by child id
+    QTimer m_layoutTimer;
+    int m_layouts = 0;
+    QString m_bestNode;
+    bool m_fitOnNextLayout = true;
+};
+
+} // namespace ks::ui
