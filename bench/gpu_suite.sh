@@ -34,7 +34,7 @@ grep "^Totals\|^FAIL\|^SKIP" "$OUT/tests.log"
 
 for task in $tasks; do
     short=${task%%_*}
-    run "$OUT/eval_$short.json" 60 "$bin/ksearch" eval --task "$task" --backend cuda --json --keep --max-seconds 0.3 "tasks/$task/baseline.cu"
+    run "$OUT/eval_$short.json" "${EVAL_LIMIT:-60}" "$bin/ksearch" eval --task "$task" --backend cuda --json --keep --max-seconds 0.3 "tasks/$task/baseline.cu"
     job=$(grep -o 'scratch folder kept: .*' "$OUT/eval_$short.json" | sed 's/scratch folder kept: //')
     sed -i '/^scratch folder kept/d' "$OUT/eval_$short.json"
     [ -n "$job" ] && run "$OUT/indep_$short.json" 60 python3 bench/independent_timer.py "$job/candidate-1"

@@ -2,18 +2,31 @@
 #include "testsupport.h"
 
 #include <QAbstractItemModelTester>
+#include <QChartView>
+#include <QLineSeries>
+#include <QListView>
+#include <QScatterSeries>
+#include <QSlider>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTableWidget>
 
+#include <chartspanel.h>
 #include <mainwindow.h>
+#include <nodeinspector.h>
+#include <treegraphview.h>
 
 using namespace ks;
 
+// The window on the bundled example session, read-only: graph, table, inspector, charts, log and
+// the history slider all show the same search.
 class TestMainWindow : public QObject
 {
     Q_OBJECT
 private slots:
     void showsTasks();
+    void opensTheExample();
+    void historySliderReplays();
 };
 
 void TestMainWindow::showsTasks()
@@ -35,6 +48,87 @@ void TestMainWindow::showsTasks()
     window.reloadTasks(); // a reload rebuilds the same rows (the tester checks every signal)
     QCOMPARE(table->rowCount(), rows);
     QVERIFY(window.statusBar()->currentMessage().contains(u"valid"));
+}
+
+void TestMainWindow::opensTheExample()
+{
+    ui::MainWindow window;
+    auto* table = window.findChild<QTableView*>(u"nodeTable"_qs);
+    QAbstractItemModelTester tableTester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto* log = window.findChild<QListView*>(u"eventLog"_qs);
+    QAbstractItemModelTester logTester(log->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    window.show();
+    QVERIFY(!ui::MainWindow::exampleSession().empty());
+    QVERIFY(window.openExample());
+    const SearchState& s = window.document().state();
+    QVERIFY(!s.finishedReason.empty());
+    QVERIFY(s.evaluations > 10);
+    QTRY_COMPARE(window.graph()->itemCount(), s.tree.nodeCount());
+    QCOMPARE(table->model()->rowCount(), s.tree.nodeCount());
+    QCOMPARE(log->model()->rowCount(), static_cast<int>(window.document().events().size()));
+    // The best node is selected and inspected.
+    const std::string bestNode = s.tree.attempt(*s.bestAttempt())->node;
+    QCOMPARE(window.currentNode(), QString::fromStdString(bestNode));
+    QCOMPARE(window.inspector()->node(), QString::fromStdString(bestNode));
+    auto* attempts = window.inspector()->findChild<QTableView*>(u"attemptTable"_qs);
+    QCOMPARE(attempts->model()->rowCount(), static_cast<int>(s.tree.find(bestNode)->attempts.size()));
+    auto* workloads = window.inspector()->findChild<QTableView*>(u"workloadTable"_qs);
+    QCOMPARE(workloads->model()->rowCount(), 5);
+    // Charts: a point per evaluation, and a speedup per workload of the best kernel.
+    int points = 0;
+    for (QAbstractSeries* series : window.charts()->progressView()->chart()->series())
+        if (auto* scatter = qobject_cast<QScatterSeries*>(series))
+            points += scatter->count();
+    QCOMPARE(points, s.evaluations);
+    int speedups = 0;
+    for (QAbstractSeries* series : window.charts()->speedupView()->chart()->series())
+        if (auto* scatter = qobject_cast<QScatterSeries*>(series))
+            speedups += scatter->count();
+    QCOMPARE(speedups, 5);
+    // Read-only: no steering.
+    QVERIFY(!window.findChild<QAction*>(u"actionSetValue"_qs)->isEnabled());
+    QVERIFY(!window.findChild<QAction*>(u"actionPause"_qs)->isEnabled());
+    // Charts save as PNG and SVG.
+    QTemporaryDir dir;
+    QString error;
+    for (const QString& name : {u"progress.png"_qs, u"speedup.svg"_qs}) {
+        QChartView* view =
+            name.startsWith(u"progress") ? window.charts()->progressView() : window.charts()->speedupView();
+        QVERIFY2(ui::ChartsPanel::saveChart(view, dir.filePath(name), &error), qPrintable(error));
+        QVERIFY(QFileInfo(dir.filePath(name)).size() > 1000);
+    }
+    QVERIFY(test::readText(dir.filePath(u"speedup.svg"_qs).toStdString()).find("<svg") != std::string::npos);
+}
+
+void TestMainWindow::historySliderReplays()
+{
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    auto* slider = window.findChild<QSlider*>(u"historySlider"_qs);
+    const int total = static_cast<int>(window.document().events().size());
+    QCOMPARE(slider->maximum(), total);
+    QCOMPARE(slider->value(), total);
+    // Back to the point right after the first action started: the tree had only the init intents.
+    int firstAction = 0;
+    for (int i = 0; i < total; ++i)
+        if ((*window.document().events()[static_cast<std::size_t>(i)])["type"] == "action_started") {
+            firstAction = i + 1;
+            break;
+        }
+    slider->setValue(firstAction);
+    QCOMPARE(window.document().shown(), firstAction);
+    const SearchState& early = window.document().state();
+    QCOMPARE(early.evaluations, 0);
+    QCOMPARE(early.tree.nodeCount(), 4); // the root and three intents
+    QTRY_COMPARE(window.graph()->itemCount(), 4);
+    QCOMPARE(window.findChild<QTableView*>(u"nodeTable"_qs)->model()->rowCount(), 4);
+    // And forward again, one event at a time.
+    for (int v = firstAction + 1; v <= firstAction + 5; ++v)
+        slider->setValue(v);
+    QCOMPARE(window.document().shown(), firstAction + 5);
+    slider->setValue(total);
+    QTRY_COMPARE(window.graph()->itemCount(), window.document().state().tree.nodeCount());
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QMessageBox>
@@ -108,6 +109,7 @@ ChartsPanel::ChartsPanel(const SearchDocument& document, QWidget* parent)
     m_progressX->setLabelFormat(QStringLiteral("%d"));
     m_progressY = new QValueAxis(chart);
     m_progressY->setTitleText(tr("J (baseline = 100)"));
+    m_progressY->setLabelFormat(QStringLiteral("%.0f"));
     chart->addAxis(m_progressX, Qt::AlignBottom);
     chart->addAxis(m_progressY, Qt::AlignLeft);
     for (QAbstractSeries* s : chart->series()) {
@@ -126,6 +128,9 @@ void ChartsPanel::rebuild()
     for (QScatterSeries* s : std::as_const(m_verdictSeries))
         s->clear();
     m_best = 0.0;
+    for (QScatterSeries* s : std::as_const(m_verdictSeries))
+        for (QLegendMarker* marker : m_progressView->chart()->legend()->markers(s))
+            marker->setVisible(false);
     m_progressX->setRange(0, 10);
     m_progressY->setRange(0, 120);
     // The axes a workload can be grouped by: the task's var axes.
@@ -138,7 +143,7 @@ void ChartsPanel::rebuild()
             for (const Axis* a : task->definition.varAxes())
                 m_groupAxis->addItem(QString::fromStdString(a->name));
         const int keep = m_groupAxis->findText(chosen);
-        m_groupAxis->setCurrentIndex(keep >= 0 ? keep : std::min(1, m_groupAxis->count() - 1));
+        m_groupAxis->setCurrentIndex(keep > 0 ? keep : std::min(1, m_groupAxis->count() - 1));
     }
     for (const Attempt& a : m_document.state().tree.attempts())
         addAttempt(a.index);
@@ -159,6 +164,9 @@ void ChartsPanel::addAttempt(int index)
         m_verdictSeries[at]->append(x, a->score());
     m_progressX->setRange(0, std::max(10.0, x + 1));
     m_progressY->setRange(0, std::max(120.0, m_best * 1.15));
+    if (at < m_verdictSeries.size()) // verdicts that never happened stay out of the legend
+        for (QLegendMarker* marker : m_progressView->chart()->legend()->markers(m_verdictSeries[at]))
+            marker->setVisible(true);
     refreshBest();
 }
 

@@ -52,9 +52,9 @@ std::filesystem::path MainWindow::exampleSession()
     if (const QByteArray env = qgetenv("KSEARCH_EXAMPLE_SESSION"); !env.isEmpty())
         candidates.emplace_back(env.toStdString());
     const std::filesystem::path app = QCoreApplication::applicationDirPath().toStdString();
-    candidates.push_back(app / ".." / "share" / "ksearch" / "examples" / "scale-demo");
+    candidates.push_back(app / ".." / "share" / "ksearch" / "examples" / "matmul-demo");
 #ifdef KSEARCH_SOURCE_DIR
-    candidates.push_back(std::filesystem::path(KSEARCH_SOURCE_DIR) / "resources" / "examples" / "scale-demo");
+    candidates.push_back(std::filesystem::path(KSEARCH_SOURCE_DIR) / "resources" / "examples" / "matmul-demo");
 #endif
     for (const auto& c : candidates)
         if (std::filesystem::exists(c / "session.json"))
@@ -185,7 +185,7 @@ void MainWindow::createDocks()
 
     m_charts = new ChartsPanel(m_document, this);
     QDockWidget* chartsDock = dock(tr("Charts"), QStringLiteral("chartsDock"), m_charts, Qt::BottomDockWidgetArea);
-    splitDockWidget(tableDock, chartsDock, Qt::Horizontal);
+    splitDockWidget(chartsDock, tableDock, Qt::Horizontal);
 
     m_logModel = new EventLogModel(m_document, this);
     m_log = new QListView(this);
@@ -199,9 +199,13 @@ void MainWindow::createDocks()
     m_stream->setReadOnly(true);
     m_stream->setPlaceholderText(tr("What the model is writing now"));
     QDockWidget* streamDock = dock(tr("LLM output"), QStringLiteral("streamDock"), m_stream, Qt::BottomDockWidgetArea);
-    tabifyDockWidget(logDock, streamDock);
     tabifyDockWidget(tableDock, logDock);
+    tabifyDockWidget(logDock, streamDock);
     tableDock->raise();
+    // The graph gets most of the window; the inspector is wide enough for its tables.
+    resizeDocks({findChild<QDockWidget*>(u"inspectorDock"_qs)}, {470}, Qt::Horizontal);
+    resizeDocks({chartsDock}, {350}, Qt::Vertical);
+    resizeDocks({chartsDock, tableDock}, {560, 520}, Qt::Horizontal);
 }
 
 void MainWindow::createStatusBar()
@@ -340,6 +344,8 @@ bool MainWindow::openSession(const QString& dir, bool resumeIfUnfinished)
     }
     Settings::addRecentSession(dir);
     m_center->setCurrentWidget(m_graph);
+    statusBar()->showMessage(
+        tr("Opened %1 (%2)").arg(dir, m_controller.isRunning() ? tr("running") : tr("read-only")), 10000);
     if (const auto best = m_document.state().bestAttempt())
         selectNode(q(m_document.state().tree.attempt(*best)->node));
     updateActions();

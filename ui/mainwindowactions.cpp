@@ -281,12 +281,13 @@ void MainWindow::evaluateCode()
 
 void MainWindow::applyLimits()
 {
+    // Read both first: pushing a command refreshes the spin boxes from the state.
     const SearchState& s = m_document.state();
-    if (m_budget->value() != s.settings.budget)
-        m_undo.push(
-            new SetLimitCommand(m_controller, SetLimitCommand::Limit::Budget, s.settings.budget, m_budget->value()));
-    if (m_k->value() != s.settings.stagnation)
-        m_undo.push(new SetLimitCommand(m_controller, SetLimitCommand::Limit::K, s.settings.stagnation, m_k->value()));
+    const int budget = m_budget->value(), k = m_k->value(), oldBudget = s.settings.budget, oldK = s.settings.stagnation;
+    if (budget != oldBudget)
+        m_undo.push(new SetLimitCommand(m_controller, SetLimitCommand::Limit::Budget, oldBudget, budget));
+    if (k != oldK)
+        m_undo.push(new SetLimitCommand(m_controller, SetLimitCommand::Limit::K, oldK, k));
 }
 
 void MainWindow::sendRunCommand(HumanCommand::Kind kind)

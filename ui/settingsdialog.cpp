@@ -42,7 +42,7 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     keysForm->addRow(new QLabel(tr("Keys are looked up in the environment first, then in the OS keychain. "
                                    "They are never written to a file, a session or a log."),
         keys));
-    for (const QString provider : {u"openai"_qs, u"anthropic"_qs, u"gemini"_qs}) {
+    for (const QString& provider : {u"openai"_qs, u"anthropic"_qs, u"gemini"_qs}) {
         auto* row = new QHBoxLayout;
         auto* edit = new QLineEdit(keys);
         edit->setObjectName(provider + u"KeyEdit");

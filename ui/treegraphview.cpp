@@ -7,6 +7,8 @@
 
 #include <QContextMenuEvent>
 #include <QGraphicsPathItem>
+#include <QMouseEvent>
+#include <QResizeEvent>
 #include <QWheelEvent>
 
 namespace ks::ui {
@@ -125,7 +127,7 @@ void TreeGraphView::relayout()
             pruned ? QColor(0xcc, 0xcc, 0xcc) : QColor(0x8c, 0x8c, 0x8c), 1.5, pruned ? Qt::DashLine : Qt::SolidLine));
     }
     m_scene->setSceneRect(m_scene->itemsBoundingRect().adjusted(-40, -40, 40, 40));
-    if (m_fitOnNextLayout) {
+    if (m_fitOnNextLayout || m_autoFit) {
         m_fitOnNextLayout = false;
         fitToView();
     }
@@ -133,6 +135,7 @@ void TreeGraphView::relayout()
 
 void TreeGraphView::fitToView()
 {
+    m_autoFit = true;
     if (m_items.isEmpty())
         return;
     fitInView(m_scene->itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
@@ -140,8 +143,23 @@ void TreeGraphView::fitToView()
         setTransform(QTransform::fromScale(1.2, 1.2));
 }
 
+void TreeGraphView::resizeEvent(QResizeEvent* event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (m_autoFit)
+        fitToView();
+}
+
+void TreeGraphView::mousePressEvent(QMouseEvent* event)
+{
+    QGraphicsView::mousePressEvent(event);
+    if (event->button() == Qt::LeftButton && !itemAt(event->pos()))
+        m_autoFit = false; // a drag on the background pans
+}
+
 void TreeGraphView::zoomBy(double factor)
 {
+    m_autoFit = false;
     const double current = transform().m11();
     if ((factor > 1 && current < 4.0) || (factor < 1 && current > 0.05))
         scale(factor, factor);

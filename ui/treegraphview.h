@@ -37,6 +37,8 @@ signals:
 
 protected:
     void wheelEvent(QWheelEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
 
 private:
@@ -52,6 +54,7 @@ private:
     int m_layouts = 0;
     QString m_bestNode;
     bool m_fitOnNextLayout = true;
+    bool m_autoFit = true; // the view follows the tree until the user zooms or pans
 };
 
 } // namespace ks::ui

@@ -121,7 +121,9 @@ std::string coderPromptKind(const SearchState& s)
 Step planNextStep(const SearchState& s)
 {
     Step step;
-    if (!s.finishedReason.empty() || s.paused)
+    // A program a person asked to evaluate runs even while the search is paused: they are steering.
+    const bool personWaits = s.candidate && s.candidate->author == Author::Human;
+    if (!s.finishedReason.empty() || (s.paused && !personWaits))
         return step;
     if (s.candidate) {
         step.kind = Step::Kind::Evaluate;

@@ -95,8 +95,11 @@ std::unique_ptr<Session> Session::open(const fs::path& dir, std::string& error)
         error = configPath.string() + ": " + error;
         return nullptr;
     }
+    if (config->taskDir.is_relative()) // a session that travels with its task (the bundled example)
+        config->taskDir = fs::absolute(dir) / config->taskDir;
     std::unique_ptr<Session> s(new Session(fs::absolute(dir), *config));
-    fs::create_directories(dir / "programs");
+    std::error_code ec;
+    fs::create_directories(dir / "programs", ec); // a read-only copy (the installed example) has it already
     return s;
 }
 

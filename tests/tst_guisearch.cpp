@@ -1,0 +1,223 @@
+#include "guitestsupport.h"
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <QAction>
+#include <QChartView>
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QListView>
+#include <QPlainTextEdit>
+#include <QScatterSeries>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+
+#include <chartspanel.h>
+#include <mainwindow.h>
+#include <nodeinspector.h>
+#include <settings.h>
+#include <treegraphview.h>
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+// Searches run from the window (host backend, the scripted demo LLM behind the command
+// provider), watched and steered through the window's own widgets and actions.
+class TestGuiSearch : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void aShortSearchFillsEveryView();
+    void steeringAndUndo();
+
+private:
+    SessionConfig config(int budget) const;
+    void trigger(ui::MainWindow& w, const char* action);
+    QTemporaryDir m_dir;
+};
+
+void TestGuiSearch::initTestCase()
+{
+    qRegisterMetaType<ks::LlmResult>();
+    qputenv("KS_FAKE_LLM_MODE", "demo");
+    ui::Settings::set(ui::settings::benchSeconds, 0.05);
+}
+
+SessionConfig TestGuiSearch::config(int budget) const
+{
+    SessionConfig c;
+    c.taskName = "matmul_host_demo";
+    c.taskDir = test::sourceDir() / "resources" / "examples" / "matmul-demo" / "matmul_host_demo";
+    c.backend = "host";
+    c.settings.budget = budget;
+    c.settings.stagnation = 2;
+    c.settings.minImprovement = 0.05;
+    c.planner.provider = u"command"_qs;
+    c.planner.command = test::fakeLlmCommand();
+    c.planner.model = u"scripted-demo"_qs;
+    c.coder = c.planner;
+    c.created = "2026-12-02T00:00:00Z";
+    c.version = "test";
+    return c;
+}
+
+void TestGuiSearch::trigger(ui::MainWindow& w, const char* action)
+{
+    QAction* a = w.findChild<QAction*>(QLatin1String(action));
+    QVERIFY2(a, action);
+    QVERIFY2(a->isEnabled(), action);
+    a->trigger();
+}
+
+void TestGuiSearch::aShortSearchFillsEveryView()
+{
+    ui::MainWindow window;
+    window.show();
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    QVERIFY(window.startSearch(fs::path(m_dir.path().toStdString()) / "short", config(5)));
+    QVERIFY(finished.wait(180000));
+    const SearchState& s = window.document().state();
+    QCOMPARE(s.evaluations, 5);
+    QTRY_COMPARE(window.graph()->itemCount(), s.tree.nodeCount());
+    QCOMPARE(window.findChild<QTableView*>(u"nodeTable"_qs)->model()->rowCount(), s.tree.nodeCount());
+    QCOMPARE(window.findChild<QListView*>(u"eventLog"_qs)->model()->rowCount(),
+        static_cast<int>(window.document().events().size()));
+    int points = 0;
+    for (QAbstractSeries* series : window.charts()->progressView()->chart()->series())
+        if (auto* scatter = qobject_cast<QScatterSeries*>(series))
+            points += scatter->count();
+    QCOMPARE(points, 5);
+    // The inspector on the first intent: its attempts, and the first one's program against nothing.
+    window.selectNode(u"n1"_qs);
+    auto* attempts = window.inspector()->findChild<QTableView*>(u"attemptTable"_qs);
+    QCOMPARE(attempts->model()->rowCount(), static_cast<int>(s.tree.find("n1")->attempts.size()));
+    QVERIFY(window.inspector()->findChild<QTextBrowser*>(u"codeView"_qs)->toPlainText().contains(u"ks_run"));
+    // A node refined from n1 diffs against n1's program.
+    window.selectNode(u"n4"_qs);
+    window.inspector()->findChild<QCheckBox*>(u"diffToggle"_qs)->setChecked(true);
+    const QString diff = window.inspector()->findChild<QTextBrowser*>(u"codeView"_qs)->toPlainText();
+    QVERIFY2(
+        diff.contains(u"Against the program of n1") && diff.contains(u"+#pragma omp parallel for"), qPrintable(diff));
+}
+
+void TestGuiSearch::steeringAndUndo()
+{
+    ui::MainWindow window;
+    window.show();
+    bool paused = false;
+    connect(&window.document(), &ui::SearchDocument::eventShown, &window, [&](const SearchEvent& e) {
+        if (!paused && (*e)["type"] == "tree_edit") { // right after the world model's first edit
+            paused = true;
+            trigger(window, "actionPause");
+        }
+    });
+    QVERIFY(window.startSearch(fs::path(m_dir.path().toStdString()) / "steered", config(8)));
+    QTRY_VERIFY_WITH_TIMEOUT(window.document().state().paused, 60000);
+    const auto& state = window.document().state();
+    const auto node = [&](const char* id) { return state.tree.find(id); };
+
+    // Set V through the dialog, undo, redo.
+    window.selectNode(u"n3"_qs);
+    const double before = node("n3")->value();
+    test::answerNextDialog([](QDialog* d) {
+        d->findChild<QDoubleSpinBox*>(u"steeringValue"_qs)->setValue(0.95);
+        d->findChild<QLineEdit*>(u"steeringReason"_qs)->setText(u"tiles first"_qs);
+        d->accept();
+    });
+    trigger(window, "actionSetValue");
+    QTRY_COMPARE_WITH_TIMEOUT(node("n3")->value(), 0.95, 20000);
+    QCOMPARE(node("n3")->values.back().author, Author::Human);
+    QCOMPARE(node("n3")->values.back().reason, std::string("tiles first"));
+    trigger(window, "actionUndo");
+    QTRY_COMPARE_WITH_TIMEOUT(node("n3")->value(), before, 20000);
+    trigger(window, "actionRedo");
+    QTRY_COMPARE_WITH_TIMEOUT(node("n3")->value(), 0.95, 20000);
+
+    // Prune and undo (a restore).
+    window.selectNode(u"n2"_qs);
+    test::answerNextDialog([](QDialog* d) { d->accept(); });
+    trigger(window, "actionPrune");
+    QTRY_COMPARE_WITH_TIMEOUT(node("n2")->status, NodeStatus::Pruned, 20000);
+    trigger(window, "actionUndo");
+    QTRY_COMPARE_WITH_TIMEOUT(node("n2")->status, NodeStatus::Open, 20000);
+
+    // Inject a child of the root, edit an intent, pin.
+    window.selectNode(u"root"_qs);
+    test::answerNextDialog([](QDialog* d) {
+        d->findChild<QPlainTextEdit*>(u"steeringText"_qs)->setPlainText(u"a person's idea: transpose B once"_qs);
+        d->findChild<QDoubleSpinBox*>(u"steeringValue"_qs)->setValue(0.2);
+        d->accept();
+    });
+    trigger(window, "actionInject");
+    QTRY_VERIFY_WITH_TIMEOUT(node("n4") && node("n4")->createdBy == Author::Human, 20000);
+    trigger(window, "actionUndo"); // undoing an injection prunes the node it made
+    QTRY_COMPARE_WITH_TIMEOUT(node("n4")->status, NodeStatus::Pruned, 20000);
+    window.selectNode(u"n2"_qs);
+    test::answerNextDialog([](QDialog* d) {
+        d->findChild<QPlainTextEdit*>(u"steeringText"_qs)
+            ->setPlainText(u"Register blocking, smaller: 2 rows at a time"_qs);
+        d->accept();
+    });
+    trigger(window, "actionEditIntent");
+    QTRY_VERIFY_WITH_TIMEOUT(node("n2")->intent.rfind("Register blocking, smaller", 0) == 0, 20000);
+    window.selectNode(u"n2"_qs);
+    trigger(window, "actionPin");
+    QTRY_COMPARE_WITH_TIMEOUT(state.pinned, std::string("n2"), 20000);
+
+    // Budget and K from the tool bar, undone and redone.
+    window.findChild<QSpinBox*>(u"budgetSpin"_qs)->setValue(9);
+    window.findChild<QSpinBox*>(u"kSpin"_qs)->setValue(1);
+    trigger(window, "actionApplyLimits");
+    QTRY_VERIFY_WITH_TIMEOUT(state.settings.budget == 9 && state.settings.stagnation == 1, 20000);
+    trigger(window, "actionUndo"); // K back to 2
+    QTRY_COMPARE_WITH_TIMEOUT(state.settings.stagnation, 2, 20000);
+
+    // A hand-written program under n1's parent, evaluated while paused.
+    window.selectNode(u"root"_qs);
+    test::answerNextDialog([](QDialog* d) {
+        d->findChild<QPlainTextEdit*>(u"steeringText"_qs)
+            ->setPlainText(QString::fromStdString(test::readText(
+                test::sourceDir() / "resources" / "examples" / "matmul-demo" / "matmul_host_demo" / "baseline.cpp")));
+        d->findChild<QLineEdit*>(u"steeringReason"_qs)->setText(u"the baseline, as a check"_qs);
+        d->accept();
+    });
+    trigger(window, "actionEvaluate");
+    const auto byPerson = [&] {
+        for (const Attempt& a : state.tree.attempts())
+            if (a.author == Author::Human && a.evaluated)
+                return &a;
+        return static_cast<const Attempt*>(nullptr);
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(byPerson(), 60000); // evaluated although the search is paused
+    QCOMPARE(byPerson()->evaluation.status, Verdict::Passed);
+    QVERIFY(state.paused);
+
+    // Resume: the pinned intent runs first; then stop.
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    trigger(window, "actionResume");
+    QTRY_VERIFY_WITH_TIMEOUT(state.action || state.evaluations > 1, 60000);
+    QVERIFY(finished.wait(180000));
+    std::string firstAction; // the first one after the resume
+    bool resumed = false;
+    for (const auto& e : window.document().events()) {
+        if ((*e)["type"] == "human" && (*e)["command"]["kind"] == "resume")
+            resumed = true;
+        else if (resumed && (*e)["type"] == "action_started") {
+            firstAction = (*e)["node"];
+            break;
+        }
+    }
+    QCOMPARE(firstAction, std::string("n2"));
+    int human = 0;
+    for (const auto& e : window.document().events())
+        human += (*e)["type"] == "human" ? 1 : 0;
+    QVERIFY(human >= 12); // every action and every undo, recorded as the person's
+}
+
+KS_TEST_MAIN_GUI(TestGuiSearch)
+#include "tst_guisearch.moc"
