@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ksr {
 
@@ -12,7 +13,6 @@ struct TimedCall {
     int returnCode = 0;
     double deviceMicros = 0.0; // events around the call on the given stream (host: = wall)
     double wallMicros = 0.0; // host clock from just before the launch to device idle
-    double spanMicros = 0.0; // first start to last end of device work on any stream (CUPTI); 0: unknown
 };
 
 struct DeviceInfo {
@@ -45,8 +45,11 @@ public:
     virtual DeviceInfo info() = 0;
     // A sticky device error after the last call, or empty when the device is healthy.
     virtual std::string deviceError() = 0;
-    // Whether timed calls carry spanMicros (CUPTI activity tracing works here).
-    virtual bool measuresSpans() const { return false; }
+    // Device work on any stream per timed call (CUPTI): beginSpans() before a timing loop, then
+    // spans() after it gives one figure per timedRun since, in microseconds; empty when the
+    // backend cannot tell.
+    virtual void beginSpans() { }
+    virtual std::vector<double> spans() { return {}; }
 };
 
 std::unique_ptr<Backend> makeHostBackend();

@@ -95,17 +95,17 @@ public:
     TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
         TimedCall t;
+        m_spans.open(); // a timestamp, no flush: nothing slow may sit inside the timed call
         const auto t0 = std::chrono::steady_clock::now();
         // Keep the device busy while the host records the start event and launches: otherwise
         // the start event fires on an idle GPU and the host's launch latency is timed as kernel.
-        m_spans.beginWindow(); // before the lead-in: nothing the host does may sit between the events
         leadIn();
         cudaEventRecord(m_start, m_stream);
         t.returnCode = fn(args, workspace, workspaceBytes, m_stream);
         cudaEventRecord(m_end, m_stream);
         noteError(cudaDeviceSynchronize());
         t.wallMicros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        t.spanMicros = m_spans.endWindowMicros();
+        m_spans.close();
         float ms = 0.0f;
         if (cudaEventElapsedTime(&ms, m_start, m_end) == cudaSuccess)
             t.deviceMicros = static_cast<double>(ms) * 1000.0;
@@ -163,7 +163,8 @@ public:
         d.copyBandwidthGBs = 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
         return d;
     }
-    bool measuresSpans() const override { return m_spans.enabled(); }
+    void beginSpans() override { m_spans.reset(); }
+    std::vector<double> spans() override { return m_spans.enabled() ? m_spans.spansMicros() : std::vector<double> {}; }
     std::string deviceError() override
     {
         if (m_error.empty())

@@ -1,11 +1,12 @@
 #include "devicespans.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #ifdef KSR_WITH_CUPTI
 #include <algorithm>
-#include <cstdlib>
 #include <cupti.h>
 #include <mutex>
-#include <vector>
 #endif
 
 namespace ksr {
@@ -22,7 +23,7 @@ std::vector<Span> g_spans;
 
 void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords)
 {
-    constexpr size_t kBytes = std::size_t {1} << 20;
+    constexpr size_t kBytes = std::size_t {8} << 20; // a whole timing loop's records, no refill inside it
     *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBytes));
     *size = *buffer ? kBytes : 0;
     *maxRecords = 0;
@@ -33,20 +34,12 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     CUpti_Activity* record = nullptr;
     std::lock_guard lock(g_mutex);
     while (cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-        switch (record->kind) {
-        case CUPTI_ACTIVITY_KIND_KERNEL:
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        if (record->kind == CUPTI_ACTIVITY_KIND_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
             g_spans.push_back({k->start, k->end});
-            break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
             g_spans.push_back({m->start, m->end});
-            break;
-        }
-        default:
-            break;
         }
     }
     std::free(buffer);
@@ -56,6 +49,9 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
 
 bool DeviceSpans::enable()
 {
+    const char* on = std::getenv("KSEARCH_CUPTI_SPANS");
+    if (!on || std::strcmp(on, "1") != 0)
+        return false;
     if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS)
         return false;
     // Memsets are left out: the harness's own lead-in is one, and it runs inside the window.
@@ -66,32 +62,50 @@ bool DeviceSpans::enable()
     return true;
 }
 
-void DeviceSpans::beginWindow()
+void DeviceSpans::reset()
 {
+    m_opens.clear();
+    m_closes.clear();
     if (!m_enabled)
         return;
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // what came before stays out of the window
-    {
-        std::lock_guard lock(g_mutex);
-        g_spans.clear();
-    }
-    cuptiGetTimestamp(&m_windowStart);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // outside the loop: records of earlier work go
+    std::lock_guard lock(g_mutex);
+    g_spans.clear();
 }
 
-double DeviceSpans::endWindowMicros()
+void DeviceSpans::open()
 {
+    std::uint64_t t = 0;
+    if (m_enabled)
+        cuptiGetTimestamp(&t);
+    m_opens.push_back(t);
+}
+
+void DeviceSpans::close()
+{
+    std::uint64_t t = 0;
+    if (m_enabled)
+        cuptiGetTimestamp(&t);
+    m_closes.push_back(t);
+}
+
+std::vector<double> DeviceSpans::spansMicros()
+{
+    std::vector<double> out(m_opens.size(), 0.0);
     if (!m_enabled)
-        return 0.0;
+        return out;
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard lock(g_mutex);
-    std::uint64_t first = UINT64_MAX, last = 0;
-    for (const Span& s : g_spans)
-        if (s.start >= m_windowStart) {
-            first = std::min(first, s.start);
-            last = std::max(last, s.end);
-        }
-    g_spans.clear();
-    return last > first ? static_cast<double>(last - first) / 1000.0 : 0.0;
+    for (std::size_t w = 0; w < m_opens.size() && w < m_closes.size(); ++w) {
+        std::uint64_t first = UINT64_MAX, last = 0;
+        for (const Span& s : g_spans)
+            if (s.start >= m_opens[w] && s.start <= m_closes[w]) {
+                first = std::min(first, s.start);
+                last = std::max(last, s.end);
+            }
+        out[w] = last > first ? static_cast<double>(last - first) / 1000.0 : 0.0;
+    }
+    return out;
 }
 
 #else
@@ -101,11 +115,25 @@ bool DeviceSpans::enable()
     return false;
 }
 
-void DeviceSpans::beginWindow() { }
-
-double DeviceSpans::endWindowMicros()
+void DeviceSpans::reset()
 {
-    return 0.0;
+    m_opens.clear();
+    m_closes.clear();
+}
+
+void DeviceSpans::open()
+{
+    m_opens.push_back(0);
+}
+
+void DeviceSpans::close()
+{
+    m_closes.push_back(0);
+}
+
+std::vector<double> DeviceSpans::spansMicros()
+{
+    return std::vector<double>(m_opens.size(), 0.0);
 }
 
 #endif

@@ -1,26 +1,34 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ksr {
 
-// When the device really worked during a timed call, on any stream: CUPTI activity records of
-// kernels and copies that started inside a window. Events on the harness's stream miss
+// When the device really worked during each timed call, on any stream: CUPTI activity records of
+// kernels and copies that started inside the call's window. Events on the harness's stream miss
 // work a candidate puts on a stream of its own; the span of the activities does not.
+//
+// Windows are only stamped while the timing loop runs; CUPTI's buffers are flushed once, after the
+// loop (flushing per call put about 200 us of host work inside every timed call on the H200,
+// 2026-12-02). Off unless KSEARCH_CUPTI_SPANS=1: the once-per-loop flush has not been measured on
+// the GPU yet.
 class DeviceSpans
 {
 public:
-    // Turns activity tracing on; false when CUPTI is missing or refuses (the host-clock check remains).
+    // Turns activity tracing on when asked for; false when off, or when CUPTI is missing or refuses.
     bool enable();
     bool enabled() const { return m_enabled; }
-    void beginWindow(); // right before the candidate is called
-    // After the device is idle: first start to last end of the activities that began in the
-    // window, in microseconds; 0 when none did or tracing is off.
-    double endWindowMicros();
+    void reset(); // before a timing loop: forget earlier windows and records
+    void open(); // right before the candidate is called
+    void close(); // once the device is idle again
+    // One figure per window since reset(), in order: first start to last end of the activities
+    // that began inside it, in microseconds (0 when none did, or tracing is off).
+    std::vector<double> spansMicros();
 
 private:
     bool m_enabled = false;
-    std::uint64_t m_windowStart = 0;
+    std::vector<std::uint64_t> m_opens, m_closes;
 };
 
 } // namespace ksr
