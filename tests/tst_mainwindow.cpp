@@ -64,6 +64,7 @@ void TestMainWindow::opensTheExample()
     QVERIFY(!s.finishedReason.empty());
     QVERIFY(s.evaluations > 10);
     QTRY_COMPARE(window.graph()->itemCount(), s.tree.nodeCount());
+    QTRY_COMPARE(window.graph()->edgeCount(), s.tree.nodeCount() - 1); // every node but the root hangs from a parent
     QCOMPARE(table->model()->rowCount(), s.tree.nodeCount());
     QCOMPARE(log->model()->rowCount(), static_cast<int>(window.document().events().size()));
     // The best node is selected and inspected.
@@ -122,6 +123,7 @@ void TestMainWindow::historySliderReplays()
     QCOMPARE(early.evaluations, 0);
     QCOMPARE(early.tree.nodeCount(), 4); // the root and three intents
     QTRY_COMPARE(window.graph()->itemCount(), 4);
+    QTRY_COMPARE(window.graph()->edgeCount(), 3);
     QCOMPARE(window.findChild<QTableView*>(u"nodeTable"_qs)->model()->rowCount(), 4);
     // And forward again, one event at a time.
     for (int v = firstAction + 1; v <= firstAction + 5; ++v)

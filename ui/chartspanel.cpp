@@ -11,7 +11,6 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QMessageBox>
@@ -22,6 +21,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -101,8 +101,7 @@ ChartsPanel::ChartsPanel(const SearchDocument& document, QWidget* parent)
         s->setColor(verdictColor(v));
         s->setBorderColor(verdictColor(v).darker(130));
         s->setMarkerSize(v == Verdict::Passed ? 8 : 7);
-        chart->addSeries(s);
-        m_verdictSeries.append(s);
+        m_verdictSeries.append(s); // joins the chart (and its legend) with its first point
     }
     m_progressX = new QValueAxis(chart);
     m_progressX->setTitleText(tr("evaluation"));
@@ -129,10 +128,11 @@ void ChartsPanel::rebuild()
         s->clear();
     m_best = 0.0;
     for (QScatterSeries* s : std::as_const(m_verdictSeries))
-        for (QLegendMarker* marker : m_progressView->chart()->legend()->markers(s))
-            marker->setVisible(false);
+        if (s->chart())
+            m_progressView->chart()->removeSeries(s);
     m_progressX->setRange(0, 10);
     m_progressY->setRange(0, 120);
+    m_bestLine->clear();
     // The axes a workload can be grouped by: the task's var axes.
     const QString chosen = m_groupAxis->currentText();
     {
@@ -145,10 +145,50 @@ void ChartsPanel::rebuild()
         const int keep = m_groupAxis->findText(chosen);
         m_groupAxis->setCurrentIndex(keep > 0 ? keep : std::min(1, m_groupAxis->count() - 1));
     }
-    for (const Attempt& a : m_document.state().tree.attempts())
-        addAttempt(a.index);
+    // All points at once: appending them one by one re-lays the chart out for each.
+    QList<QPointF> best;
+    std::vector<QList<QPointF>> byVerdict(m_verdictSeries.size());
+    double lastRound = 0;
+    for (const Attempt& a : m_document.state().tree.attempts()) {
+        if (!a.evaluated)
+            continue;
+        m_best = std::max(m_best, a.score());
+        best.append(QPointF(a.round, m_best));
+        const auto at =
+            std::find(std::begin(kVerdicts), std::end(kVerdicts), a.evaluation.status) - std::begin(kVerdicts);
+        if (at < m_verdictSeries.size())
+            byVerdict[static_cast<std::size_t>(at)].append(QPointF(a.round, a.score()));
+        lastRound = a.round;
+    }
+    m_bestLine->replace(best);
+    for (qsizetype i = 0; i < m_verdictSeries.size(); ++i)
+        if (!byVerdict[static_cast<std::size_t>(i)].isEmpty()) {
+            attachVerdict(m_verdictSeries[i]);
+            m_verdictSeries[i]->replace(byVerdict[static_cast<std::size_t>(i)]);
+        }
+    growAxes(lastRound);
     m_bestAttempt = -1;
     refreshBest();
+}
+
+void ChartsPanel::attachVerdict(QScatterSeries* series)
+{
+    if (series->chart()) // a verdict seen for the first time gets its place in the legend now
+        return;
+    m_progressView->chart()->addSeries(series);
+    series->attachAxis(m_progressX);
+    series->attachAxis(m_progressY);
+}
+
+void ChartsPanel::growAxes(double lastRound)
+{
+    // Only when the data outgrows them, in steps: a new range re-lays the whole chart out.
+    if (lastRound + 1 > m_progressX->max())
+        m_progressX->setRange(0, std::max(10.0, std::ceil((lastRound + 1) / 10.0) * 10.0));
+    if (m_best * 1.05 > m_progressY->max() || m_progressY->max() < 120.0) {
+        m_progressY->setRange(0, std::max(120.0, m_best * 1.25));
+        m_progressY->applyNiceNumbers();
+    }
 }
 
 void ChartsPanel::addAttempt(int index)
@@ -160,13 +200,11 @@ void ChartsPanel::addAttempt(int index)
     m_best = std::max(m_best, a->score());
     m_bestLine->append(x, m_best);
     const auto at = std::find(std::begin(kVerdicts), std::end(kVerdicts), a->evaluation.status) - std::begin(kVerdicts);
-    if (at < m_verdictSeries.size())
+    if (at < m_verdictSeries.size()) {
+        attachVerdict(m_verdictSeries[at]);
         m_verdictSeries[at]->append(x, a->score());
-    m_progressX->setRange(0, std::max(10.0, x + 1));
-    m_progressY->setRange(0, std::max(120.0, m_best * 1.15));
-    if (at < m_verdictSeries.size()) // verdicts that never happened stay out of the legend
-        for (QLegendMarker* marker : m_progressView->chart()->legend()->markers(m_verdictSeries[at]))
-            marker->setVisible(true);
+    }
+    growAxes(x);
     refreshBest();
 }
 
@@ -221,16 +259,19 @@ void ChartsPanel::refreshBest()
     auto* parity = new QLineSeries(chart);
     parity->setName(tr("baseline (1x)"));
     parity->setPen(QPen(QColor(0x55, 0x55, 0x55), 1, Qt::DashLine));
-    parity->append(0.5, 1.0);
-    parity->append(static_cast<double>(points.size()) + 0.5, 1.0);
+    parity->append(0.0, 1.0);
+    parity->append(static_cast<double>(points.size()) + 1, 1.0);
     chart->addSeries(parity);
     auto* x = new QValueAxis(chart);
     x->setTitleText(axis.empty() ? tr("workload") : tr("workload (sorted by %1)").arg(QString::fromStdString(axis)));
-    x->setRange(0.5, static_cast<double>(points.size()) + 0.5);
+    x->setRange(0, static_cast<double>(points.size()) + 1); // whole ticks: one per workload
+    x->setTickCount(static_cast<int>(points.size()) + 2);
     x->setLabelFormat(QStringLiteral("%d"));
     auto* y = new QValueAxis(chart);
-    y->setTitleText(tr("speedup against the baseline"));
+    y->setTitleText(tr("speedup (x baseline)"));
+    y->setLabelFormat(QStringLiteral("%.1f"));
     y->setRange(0, top);
+    y->applyNiceNumbers();
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     for (QAbstractSeries* series : chart->series()) {
@@ -270,6 +311,7 @@ void ChartsPanel::refreshBest()
     auto* cx = new QValueAxis(cover);
     cx->setTitleText(tr("speedup against the baseline"));
     cx->setRange(0, std::max(1.5, last * 1.1));
+    cx->applyNiceNumbers();
     auto* cy = new QValueAxis(cover);
     cy->setTitleText(tr("fraction of workloads at or above"));
     cy->setRange(0, 1.05);

@@ -34,6 +34,8 @@ public slots:
 
 private:
     void addAttempt(int index);
+    void attachVerdict(QScatterSeries* series);
+    void growAxes(double lastRound);
     void refreshBest();
     void saveCurrent(const QString& suffix);
 

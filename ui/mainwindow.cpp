@@ -23,6 +23,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -30,6 +31,7 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -192,7 +194,19 @@ void MainWindow::createDocks()
     m_log->setObjectName(QStringLiteral("eventLog"));
     m_log->setModel(m_logModel);
     m_log->setUniformItemSizes(true);
-    connect(m_logModel, &QAbstractItemModel::rowsInserted, m_log, &QListView::scrollToBottom);
+    m_log->setLayoutMode(QListView::Batched);
+    // Follow new events only while the user is at the bottom, and at most once per turn of the event loop:
+    // scrolling per row re-lays out the list for every event of a burst.
+    connect(m_logModel, &QAbstractItemModel::rowsAboutToBeInserted, this, [this] {
+        const QScrollBar* bar = m_log->verticalScrollBar();
+        if (m_logFollowPending || bar->value() < bar->maximum())
+            return;
+        m_logFollowPending = true;
+        QTimer::singleShot(0, this, [this] {
+            m_logFollowPending = false;
+            m_log->scrollToBottom();
+        });
+    });
     QDockWidget* logDock = dock(tr("Events"), QStringLiteral("logDock"), m_log, Qt::BottomDockWidgetArea);
     m_stream = new QPlainTextEdit(this);
     m_stream->setObjectName(QStringLiteral("llmStream"));
@@ -326,6 +340,7 @@ bool MainWindow::startSearch(const std::filesystem::path& dir, const SessionConf
     }
     Settings::addRecentSession(q(dir.string()));
     m_center->setCurrentWidget(m_graph);
+    statusBar()->showMessage(tr("Started a search in %1").arg(q(dir.string())), 10000);
     updateActions();
     updateStatus();
     return true;

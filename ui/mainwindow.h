@@ -101,6 +101,7 @@ private:
     QTableView* m_table = nullptr;
     EventLogModel* m_logModel = nullptr;
     QListView* m_log = nullptr;
+    bool m_logFollowPending = false;
     QPlainTextEdit* m_stream = nullptr;
     QSlider* m_history = nullptr;
     QLabel* m_historyLabel = nullptr;

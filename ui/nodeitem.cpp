@@ -15,7 +15,9 @@ NodeItem::NodeItem(const SearchDocument& document, QString id)
 {
     setFlag(ItemIsSelectable);
     setAcceptHoverEvents(true);
-    setCacheMode(DeviceCoordinateCache);
+    // No pixmap cache: a fitted view of a large tree changes scale on every insertion, and
+    // re-rendering a thousand caches costs more than painting the boxes.
+    setCacheMode(NoCache);
 }
 
 QRectF NodeItem::boundingRect() const
@@ -31,24 +33,36 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
         return;
     const bool root = n->id == SearchTree::kRootId;
     const bool pruned = n->status == NodeStatus::Pruned;
-    const auto best = s.bestAttempt();
-    const bool isBest = best && s.tree.attempt(*best)->node == n->id;
+    const bool isBest = m_document.bestNode() == n->id;
     const bool active = s.action && s.action->node == n->id;
     const QRectF box(0, 0, kWidth, kHeight);
-    p->setRenderHint(QPainter::Antialiasing);
+    const bool farOut = option->levelOfDetailFromTransform(p->worldTransform()) < 0.45;
 
     QPen border(isBest ? bestColor() : statusColor(*n, s), isBest || active ? 3.5 : 1.6);
     if (pruned)
         border.setStyle(Qt::DashLine);
     p->setPen(border);
     p->setBrush(statusFill(*n, s));
-    p->drawRoundedRect(box, 7, 7);
+    if (farOut)
+        p->drawRect(box); // the corners are a pixel wide at this scale; rounding them costs a path per box
+    else
+        p->drawRoundedRect(box, 7, 7);
     if (option->state & QStyle::State_Selected) {
         p->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.5, Qt::DotLine));
         p->setBrush(Qt::NoBrush);
         p->drawRoundedRect(box.adjusted(-3, -3, 3, 3), 9, 9);
     }
 
+    // Zoomed far out (a large tree fitted to the view) the text is unreadable anyway, and laying
+    // it out for a thousand boxes is what would make the window stutter: boxes and V bars only.
+    if (farOut) {
+        if (!root) {
+            p->setPen(Qt::NoPen);
+            p->setBrush(statusColor(*n, s));
+            p->drawRect(QRectF(8, kHeight - 18, (kWidth - 16) * std::clamp(n->value(), 0.0, 1.0), 10));
+        }
+        return;
+    }
     const QColor text = pruned ? QColor(0x8a, 0x8a, 0x8a) : QColor(0x1e, 0x1e, 0x1e);
     QFont bold = p->font();
     bold.setPointSizeF(9.0);

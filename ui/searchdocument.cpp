@@ -44,6 +44,7 @@ void SearchDocument::setSession(const SessionConfig& config, const std::filesyst
     m_dir = dir;
     m_live = live;
     m_task = loadTask(config.taskDir).task;
+    emit reset(); // views that depend on the task (the charts' workload axes) refresh
 }
 
 void SearchDocument::clear()
@@ -52,6 +53,7 @@ void SearchDocument::clear()
     m_snapshots.clear();
     m_state = SearchState();
     m_shown = 0;
+    m_bestNode.clear();
     m_dir.clear();
     m_live = false;
     emit reset();
@@ -69,8 +71,15 @@ void SearchDocument::load(std::vector<SearchEvent> events)
         if (++m_shown % kSnapshotEvery == 0)
             m_snapshots.emplace(m_shown, m_state);
     }
+    updateBest();
     emit reset();
     emit progressChanged();
+}
+
+void SearchDocument::updateBest()
+{
+    const auto best = m_state.bestAttempt();
+    m_bestNode = best ? m_state.tree.attempt(*best)->node : std::string();
 }
 
 void SearchDocument::append(const SearchEvent& event)
@@ -86,8 +95,7 @@ void SearchDocument::applyShown(const SearchEvent& e)
     const int nodesBefore = m_state.tree.nodeCount();
     const std::size_t attemptsBefore = m_state.tree.attempts().size();
     m_state.apply(*e);
-    if (++m_shown % kSnapshotEvery == 0)
-        m_snapshots.emplace(m_shown, m_state);
+    ++m_shown; // no snapshot here: copying a large state on a live event stalls the window; scrubbing makes them
     QStringList inserted;
     for (int i = nodesBefore; i < m_state.tree.nodeCount(); ++i)
         inserted << q(m_state.tree.nodes()[static_cast<std::size_t>(i)].id);
@@ -102,6 +110,8 @@ void SearchDocument::applyShown(const SearchEvent& e)
         emit nodesInserted(inserted);
     if (!changed.isEmpty())
         emit nodesChanged(changed);
+    if (m_state.tree.attempts().size() != attemptsBefore)
+        updateBest();
     for (std::size_t i = attemptsBefore; i < m_state.tree.attempts().size(); ++i)
         emit attemptAdded(static_cast<int>(i));
     emit eventShown(e);
@@ -127,8 +137,12 @@ void SearchDocument::showUpTo(int count)
         m_state = SearchState();
         m_shown = 0;
     }
-    while (m_shown < count)
+    while (m_shown < count) {
         m_state.apply(*m_events[static_cast<std::size_t>(m_shown++)]);
+        if (m_shown % kSnapshotEvery == 0)
+            m_snapshots.try_emplace(m_shown, m_state); // events only grow, so a snapshot stays valid
+    }
+    updateBest();
     emit reset();
     emit progressChanged();
 }

@@ -36,6 +36,8 @@ public:
     const SearchState& state() const { return m_state; }
     int shown() const { return m_shown; }
     bool atLatest() const { return m_shown == static_cast<int>(m_events.size()); }
+    // The node of the best attempt in the state shown (empty: none), kept current as events apply.
+    const std::string& bestNode() const { return m_bestNode; }
 
     // Replaces everything with these events (a session opened from disk).
     void load(std::vector<SearchEvent> events);
@@ -66,6 +68,8 @@ private:
     std::vector<SearchEvent> m_events;
     SearchState m_state;
     int m_shown = 0;
+    std::string m_bestNode;
+    void updateBest();
     std::map<int, SearchState> m_snapshots; // every kSnapshotEvery events, for fast scrubbing
 };
 

@@ -1,12 +1,12 @@
 #include "treegraphview.h"
 
+#include "edgelayer.h"
 #include "nodeitem.h"
 #include "searchdocument.h"
 
 #include <tree/treelayout.h>
 
 #include <QContextMenuEvent>
-#include <QGraphicsPathItem>
 #include <QMouseEvent>
 #include <QResizeEvent>
 #include <QWheelEvent>
@@ -19,6 +19,8 @@ TreeGraphView::TreeGraphView(const SearchDocument& document, QWidget* parent)
     , m_scene(new QGraphicsScene(this))
 {
     setObjectName(QStringLiteral("treeGraph"));
+    // Every insertion moves many boxes: a spatial index would be rebuilt each time.
+    m_scene->setItemIndexMethod(QGraphicsScene::NoIndex);
     setScene(m_scene);
     setRenderHint(QPainter::Antialiasing);
     setDragMode(QGraphicsView::ScrollHandDrag);
@@ -34,14 +36,9 @@ TreeGraphView::TreeGraphView(const SearchDocument& document, QWidget* parent)
         for (const QString& id : ids)
             if (NodeItem* item = m_items.value(id))
                 item->update();
-        // Pruning or restoring changes the edge's style; the best node can move anywhere.
-        for (const QString& id : ids)
-            if (QGraphicsPathItem* edge = m_edges.value(id)) {
-                const SearchNode* n = m_document.state().tree.find(id.toStdString());
-                edge->setPen(
-                    QPen(n && n->status == NodeStatus::Pruned ? QColor(0xcc, 0xcc, 0xcc) : QColor(0x8c, 0x8c, 0x8c),
-                        1.5, n && n->status == NodeStatus::Pruned ? Qt::DashLine : Qt::SolidLine));
-            }
+        // Pruning or restoring changes an edge's style.
+        if (!m_layoutTimer.isActive())
+            updateEdges();
     });
     connect(&document, &SearchDocument::attemptAdded, this, [this] { // the gold outline follows the best attempt
         const auto best = m_document.state().bestAttempt();
@@ -66,7 +63,8 @@ void TreeGraphView::rebuild()
 {
     m_scene->clear();
     m_items.clear();
-    m_edges.clear();
+    m_edgeLayer = new EdgeLayer;
+    m_scene->addItem(m_edgeLayer);
     QStringList ids;
     for (const auto& n : m_document.state().tree.nodes())
         ids << QString::fromStdString(n.id);
@@ -76,7 +74,6 @@ void TreeGraphView::rebuild()
 
 void TreeGraphView::addNodes(const QStringList& ids)
 {
-    const auto& tree = m_document.state().tree;
     for (const QString& id : ids) {
         if (m_items.contains(id))
             continue;
@@ -84,12 +81,6 @@ void TreeGraphView::addNodes(const QStringList& ids)
         item->setZValue(1);
         m_scene->addItem(item);
         m_items.insert(id, item);
-        const SearchNode* n = tree.find(id.toStdString());
-        if (n && !n->parent.empty()) {
-            auto* edge = m_scene->addPath(QPainterPath(), QPen(QColor(0x8c, 0x8c, 0x8c), 1.5));
-            edge->setZValue(0);
-            m_edges.insert(id, edge);
-        }
     }
     m_layoutTimer.start();
 }
@@ -109,28 +100,32 @@ void TreeGraphView::relayout()
         if (it.value()->pos() != at)
             it.value()->setPos(at);
     }
-    for (auto it = m_edges.begin(); it != m_edges.end(); ++it) {
-        const SearchNode* n = m_document.state().tree.find(it.key().toStdString());
-        NodeItem* child = m_items.value(it.key());
-        NodeItem* parent = n ? m_items.value(QString::fromStdString(n->parent)) : nullptr;
-        if (!child || !parent)
-            continue;
-        const QPointF from = parent->pos() + QPointF(NodeItem::kWidth / 2, NodeItem::kHeight);
-        const QPointF to = child->pos() + QPointF(NodeItem::kWidth / 2, 0);
-        const qreal midY = (from.y() + to.y()) / 2;
-        QPainterPath path(from);
-        path.cubicTo(QPointF(from.x(), midY), QPointF(to.x(), midY), to);
-        if (it.value()->path() != path)
-            it.value()->setPath(path);
-        const bool pruned = n->status == NodeStatus::Pruned;
-        it.value()->setPen(QPen(
-            pruned ? QColor(0xcc, 0xcc, 0xcc) : QColor(0x8c, 0x8c, 0x8c), 1.5, pruned ? Qt::DashLine : Qt::SolidLine));
-    }
-    m_scene->setSceneRect(m_scene->itemsBoundingRect().adjusted(-40, -40, 40, 40));
+    updateEdges();
+    // From the layout's own size: asking the scene for the items' bounds walks every item.
+    m_scene->setSceneRect(QRectF(-40, -40, std::max(layout.width, NodeItem::kWidth) + 80, layout.height + 80));
     if (m_fitOnNextLayout || m_autoFit) {
         m_fitOnNextLayout = false;
         fitToView();
     }
+}
+
+void TreeGraphView::updateEdges()
+{
+    const SearchTree& tree = m_document.state().tree;
+    std::vector<EdgeLayer::Edge> edges;
+    edges.reserve(m_items.size());
+    QRectF bounds;
+    for (const SearchNode& n : tree.nodes()) {
+        const NodeItem* child = n.parent.empty() ? nullptr : m_items.value(QString::fromStdString(n.id));
+        const NodeItem* parent = child ? m_items.value(QString::fromStdString(n.parent)) : nullptr;
+        if (!parent)
+            continue;
+        const QPointF from = parent->pos() + QPointF(NodeItem::kWidth / 2, NodeItem::kHeight);
+        const QPointF to = child->pos() + QPointF(NodeItem::kWidth / 2, 0);
+        edges.push_back({from, to, n.status == NodeStatus::Pruned});
+        bounds |= QRectF(from, to).normalized();
+    }
+    m_edgeLayer->setEdges(std::move(edges), bounds.adjusted(-2, -2, 2, 2));
 }
 
 void TreeGraphView::fitToView()
@@ -138,16 +133,25 @@ void TreeGraphView::fitToView()
     m_autoFit = true;
     if (m_items.isEmpty())
         return;
-    fitInView(m_scene->itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
+    // The whole scene rect: fitting less would bring the scroll bars back, which resizes the
+    // viewport, which refits, and so on.
+    fitInView(m_scene->sceneRect(), Qt::KeepAspectRatio);
     if (transform().m11() > 1.2) // a small tree stays at a readable size instead of filling the screen
         setTransform(QTransform::fromScale(1.2, 1.2));
+    updateRenderHints();
 }
 
 void TreeGraphView::resizeEvent(QResizeEvent* event)
 {
     QGraphicsView::resizeEvent(event);
-    if (m_autoFit)
-        fitToView();
+    if (m_autoFit && !m_refitPending) { // once, after the layout has settled
+        m_refitPending = true;
+        QTimer::singleShot(0, this, [this] {
+            m_refitPending = false;
+            if (m_autoFit)
+                fitToView();
+        });
+    }
 }
 
 void TreeGraphView::mousePressEvent(QMouseEvent* event)
@@ -163,6 +167,13 @@ void TreeGraphView::zoomBy(double factor)
     const double current = transform().m11();
     if ((factor > 1 && current < 4.0) || (factor < 1 && current > 0.05))
         scale(factor, factor);
+    updateRenderHints();
+}
+
+void TreeGraphView::updateRenderHints()
+{
+    // Far out, a thousand antialiased curves cost more than they show.
+    setRenderHint(QPainter::Antialiasing, transform().m11() >= 0.45);
 }
 
 void TreeGraphView::wheelEvent(QWheelEvent* event)
@@ -191,6 +202,11 @@ void TreeGraphView::selectNode(const QString& id)
     m_scene->clearSelection();
     item->setSelected(true);
     ensureVisible(item, 40, 40);
+}
+
+int TreeGraphView::edgeCount() const
+{
+    return m_edgeLayer->edgeCount();
 }
 
 QString TreeGraphView::selectedNode() const

@@ -4,10 +4,9 @@
 #include <QHash>
 #include <QTimer>
 
-class QGraphicsPathItem;
-
 namespace ks::ui {
 
+class EdgeLayer;
 class NodeItem;
 class SearchDocument;
 
@@ -25,6 +24,7 @@ public:
     void selectNode(const QString& id);
     QString selectedNode() const;
     int itemCount() const { return static_cast<int>(m_items.size()); }
+    int edgeCount() const;
     int layoutCount() const { return m_layouts; } // how many layouts ran (tests, benchmark)
 
 public slots:
@@ -45,16 +45,19 @@ private:
     void rebuild();
     void addNodes(const QStringList& ids);
     void relayout();
+    void updateEdges();
+    void updateRenderHints();
 
     const SearchDocument& m_document;
     QGraphicsScene* m_scene;
     QHash<QString, NodeItem*> m_items;
-    QHash<QString, QGraphicsPathItem*> m_edges; // by child id
+    EdgeLayer* m_edgeLayer = nullptr; // owned by the scene
     QTimer m_layoutTimer;
     int m_layouts = 0;
     QString m_bestNode;
     bool m_fitOnNextLayout = true;
     bool m_autoFit = true; // the view follows the tree until the user zooms or pans
+    bool m_refitPending = false;
 };
 
 } // namespace ks::ui

@@ -1,0 +1,104 @@
+// Takes the screenshots kept in docs/screenshots: the window mid-run (a live search of the
+// example task with the scripted demo LLM), the inspector with a diff, and each chart. Run it
+// on a real X display (Xvfb): scripts/screenshots.sh. The images are grabbed from the screen.
+#include "testsupport.h"
+
+#include <QApplication>
+#include <QChartView>
+#include <QCheckBox>
+#include <QDir>
+#include <QScreen>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <chartspanel.h>
+#include <cstdio>
+#include <mainwindow.h>
+#include <nodeinspector.h>
+#include <settings.h>
+
+using namespace ks;
+
+namespace {
+
+void settle(int ms)
+{
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+bool grab(QWidget* w, const QString& path)
+{
+    const QPoint at = w->mapToGlobal(QPoint(0, 0));
+    const QPixmap shot = w->screen()->grabWindow(0, at.x(), at.y(), w->width(), w->height());
+    const bool ok = shot.save(path);
+    std::printf("%s %s (%dx%d)\n", ok ? "wrote" : "FAILED", qPrintable(path), shot.width(), shot.height());
+    return ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    const QString out = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QStringLiteral("screenshots");
+    QDir().mkpath(out);
+    qputenv("KS_FAKE_LLM_MODE", "demo");
+    ui::Settings::set(ui::settings::benchSeconds, 0.1);
+
+    ui::MainWindow window;
+    window.resize(1600, 980);
+    window.move(0, 0);
+    window.show();
+    settle(500);
+
+    SessionConfig c;
+    c.taskName = "matmul_host_demo";
+    c.taskDir = test::sourceDir() / "resources" / "examples" / "matmul-demo" / "matmul_host_demo";
+    c.backend = "host";
+    c.settings.budget = 24;
+    c.settings.stagnation = 2;
+    c.settings.minImprovement = 0.05;
+    c.planner.provider = QStringLiteral("command");
+    c.planner.command = test::fakeLlmCommand();
+    c.planner.model = QStringLiteral("scripted-demo");
+    c.coder = c.planner;
+    c.label = "screenshot run: scripted demo LLM, host backend";
+    QTemporaryDir dir;
+    if (!window.startSearch(std::filesystem::path(dir.path().toStdString()) / "session", c))
+        return 1;
+    // Mid-run: once the third action is under way.
+    int actions = 0;
+    QObject::connect(&window.document(), &ui::SearchDocument::eventShown, &window,
+        [&](const SearchEvent& e) { actions += (*e)["type"] == "action_started" ? 1 : 0; });
+    while (actions < 3)
+        settle(100);
+    settle(1500);
+    window.selectNode(QString::fromStdString(window.document().state().action->node));
+    settle(800);
+    bool ok = grab(&window, out + u"/main-window.png");
+
+    // Let it finish, then the inspector with a diff on a refinement and each chart.
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    finished.wait(600000);
+    window.selectNode(QStringLiteral("n6"));
+    auto* tabs = window.inspector()->findChild<QTabWidget*>(QStringLiteral("inspectorTabs"));
+    tabs->setCurrentIndex(2);
+    window.inspector()->findChild<QCheckBox*>(QStringLiteral("diffToggle"))->setChecked(true);
+    settle(500);
+    ok = grab(window.inspector(), out + u"/inspector-diff.png") && ok;
+    auto* chartTabs = window.charts()->findChild<QTabWidget*>(QStringLiteral("chartTabs"));
+    const char* names[] = {"chart-progress.png", "chart-speedup.png", "chart-coverage.png"};
+    for (int i = 0; i < 3; ++i) {
+        chartTabs->setCurrentIndex(i);
+        settle(400);
+        ok = grab(window.charts(), out + u'/' + QLatin1String(names[i])) && ok;
+    }
+    tabs->setCurrentIndex(1);
+    settle(300);
+    ok = grab(&window, out + u"/main-window-finished.png") && ok;
+    return ok ? 0 : 1;
+}
