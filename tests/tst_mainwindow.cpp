@@ -3,6 +3,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QChartView>
+#include <QLabel>
 #include <QLineSeries>
 #include <QListView>
 #include <QScatterSeries>
@@ -60,6 +61,10 @@ void TestMainWindow::opensTheExample()
     window.show();
     QVERIFY(!ui::MainWindow::exampleSession().empty());
     QVERIFY(window.openExample());
+    // The example says how it was made, above the tree.
+    const auto* sessionLabel = window.findChild<QLabel*>(u"sessionLabel"_qs);
+    QVERIFY(sessionLabel->isVisible());
+    QVERIFY(sessionLabel->text().contains(u"no model was called"_qs));
     const SearchState& s = window.document().state();
     QVERIFY(!s.finishedReason.empty());
     QVERIFY(s.evaluations > 10);

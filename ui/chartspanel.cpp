@@ -62,7 +62,8 @@ ChartsPanel::ChartsPanel(const SearchDocument& document, QWidget* parent)
     layout->setContentsMargins(2, 2, 2, 2);
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("chartTabs"));
-    m_progressView = makeView(QStringLiteral("progressChart"), tr("Best J so far, and every attempt"), m_tabs);
+    m_progressView = makeView(
+        QStringLiteral("progressChart"), tr("Best J so far, and every attempt (the baseline scores 100)"), m_tabs);
     m_speedupView = makeView(QStringLiteral("speedupChart"), tr("Speedup of the best kernel per workload"), m_tabs);
     m_coverageView = makeView(QStringLiteral("coverageChart"), tr("Workloads at or above each speedup"), m_tabs);
     m_tabs->addTab(m_progressView, tr("Progress"));
@@ -107,7 +108,7 @@ ChartsPanel::ChartsPanel(const SearchDocument& document, QWidget* parent)
     m_progressX->setTitleText(tr("evaluation"));
     m_progressX->setLabelFormat(QStringLiteral("%d"));
     m_progressY = new QValueAxis(chart);
-    m_progressY->setTitleText(tr("J (baseline = 100)"));
+    m_progressY->setTitleText(tr("J"));
     m_progressY->setLabelFormat(QStringLiteral("%.0f"));
     chart->addAxis(m_progressX, Qt::AlignBottom);
     chart->addAxis(m_progressY, Qt::AlignLeft);
@@ -131,6 +132,7 @@ void ChartsPanel::rebuild()
         if (s->chart())
             m_progressView->chart()->removeSeries(s);
     m_progressX->setRange(0, 10);
+    m_progressX->setTickCount(11);
     m_progressY->setRange(0, 120);
     m_bestLine->clear();
     // The axes a workload can be grouped by: the task's var axes.
@@ -183,8 +185,17 @@ void ChartsPanel::attachVerdict(QScatterSeries* series)
 void ChartsPanel::growAxes(double lastRound)
 {
     // Only when the data outgrows them, in steps: a new range re-lays the whole chart out.
-    if (lastRound + 1 > m_progressX->max())
-        m_progressX->setRange(0, std::max(10.0, std::ceil((lastRound + 1) / 10.0) * 10.0));
+    if (lastRound + 1 > m_progressX->max()) {
+        // Whole evaluations on the ticks: a step of 1, 2 or 5 times a power of ten, at most ten steps.
+        double step = 1.0;
+        for (double scale = 1.0; (lastRound + 1) / step > 10.0; scale *= 10.0)
+            for (double m : {1.0, 2.0, 5.0})
+                if ((lastRound + 1) / step > 10.0)
+                    step = m * scale;
+        const double max = std::max(10.0, std::ceil((lastRound + 1) / step) * step);
+        m_progressX->setRange(0, max);
+        m_progressX->setTickCount(static_cast<int>(max / step) + 1);
+    }
     if (m_best * 1.05 > m_progressY->max() || m_progressY->max() < 120.0) {
         m_progressY->setRange(0, std::max(120.0, m_best * 1.25));
         m_progressY->applyNiceNumbers();
@@ -268,7 +279,7 @@ void ChartsPanel::refreshBest()
     x->setTickCount(static_cast<int>(points.size()) + 2);
     x->setLabelFormat(QStringLiteral("%d"));
     auto* y = new QValueAxis(chart);
-    y->setTitleText(tr("speedup (x baseline)"));
+    y->setTitleText(tr("speedup (x)"));
     y->setLabelFormat(QStringLiteral("%.1f"));
     y->setRange(0, top);
     y->applyNiceNumbers();
@@ -278,8 +289,9 @@ void ChartsPanel::refreshBest()
         series->attachAxis(x);
         series->attachAxis(y);
     }
-    chart->setTitle(
-        tr("Speedup per workload: %1 (J %2)").arg(QString::fromStdString(a.node)).arg(a.score(), 0, 'f', 1));
+    chart->setTitle(tr("Speedup over the baseline per workload: %1 (J %2)")
+                        .arg(QString::fromStdString(a.node))
+                        .arg(a.score(), 0, 'f', 1));
 
     // Coverage: the fraction of workloads whose speedup is at least s, for every s.
     std::vector<double> speedups;
@@ -313,8 +325,10 @@ void ChartsPanel::refreshBest()
     cx->setRange(0, std::max(1.5, last * 1.1));
     cx->applyNiceNumbers();
     auto* cy = new QValueAxis(cover);
-    cy->setTitleText(tr("fraction of workloads at or above"));
-    cy->setRange(0, 1.05);
+    cy->setTitleText(tr("fraction"));
+    cy->setRange(0, 1.0);
+    cy->setTickCount(6); // 0, 0.2, ... 1
+    cy->setLabelFormat(QStringLiteral("%.1f"));
     cover->addAxis(cx, Qt::AlignBottom);
     cover->addAxis(cy, Qt::AlignLeft);
     for (QAbstractSeries* series : cover->series()) {

@@ -92,8 +92,22 @@ MainWindow::MainWindow(QWidget* parent)
     m_tasks->setSortingEnabled(true);
     layout->addWidget(m_tasks);
     m_center->addWidget(welcome);
-    m_graph = new TreeGraphView(m_document, m_center);
-    m_center->addWidget(m_graph);
+    // The session's label (how and why it was made) above the tree: the bundled example says
+    // there that its LLM was scripted.
+    m_graphPage = new QWidget(m_center);
+    auto* graphLayout = new QVBoxLayout(m_graphPage);
+    graphLayout->setContentsMargins(0, 0, 0, 0);
+    graphLayout->setSpacing(0);
+    m_sessionLabel = new QLabel(m_graphPage);
+    m_sessionLabel->setObjectName(QStringLiteral("sessionLabel"));
+    m_sessionLabel->setWordWrap(true);
+    m_sessionLabel->setContentsMargins(8, 4, 8, 4);
+    m_sessionLabel->setStyleSheet(QStringLiteral("background: #fff8e1; color: #5d4037;"));
+    m_sessionLabel->hide();
+    graphLayout->addWidget(m_sessionLabel);
+    m_graph = new TreeGraphView(m_document, m_graphPage);
+    graphLayout->addWidget(m_graph, 1);
+    m_center->addWidget(m_graphPage);
     setCentralWidget(m_center);
 
     createDocks();
@@ -112,7 +126,7 @@ MainWindow::MainWindow(QWidget* parent)
         updateHistory();
     });
     connect(&m_document, &SearchDocument::reset, this, [this] {
-        m_center->setCurrentWidget(m_document.hasSession() ? static_cast<QWidget*>(m_graph) : m_center->widget(0));
+        m_center->setCurrentWidget(m_document.hasSession() ? m_graphPage : m_center->widget(0));
         updateActions();
         updateHistory();
     });
@@ -248,6 +262,9 @@ void MainWindow::updateStatus()
             l->clear();
         return;
     }
+    const QString sessionLabel = q(m_document.config().label);
+    m_sessionLabel->setText(sessionLabel);
+    m_sessionLabel->setVisible(!sessionLabel.isEmpty());
     const RunSummary r = summarize(s);
     m_statusRun->setText(m_controller.isRunning() ? (s.paused ? tr("paused") : tr("running"))
             : m_document.isLive()                 ? tr("stopped")
@@ -339,7 +356,7 @@ bool MainWindow::startSearch(const std::filesystem::path& dir, const SessionConf
         return false;
     }
     Settings::addRecentSession(q(dir.string()));
-    m_center->setCurrentWidget(m_graph);
+    m_center->setCurrentWidget(m_graphPage);
     statusBar()->showMessage(tr("Started a search in %1").arg(q(dir.string())), 10000);
     updateActions();
     updateStatus();
@@ -358,7 +375,7 @@ bool MainWindow::openSession(const QString& dir, bool resumeIfUnfinished)
         return false;
     }
     Settings::addRecentSession(dir);
-    m_center->setCurrentWidget(m_graph);
+    m_center->setCurrentWidget(m_graphPage);
     statusBar()->showMessage(
         tr("Opened %1 (%2)").arg(dir, m_controller.isRunning() ? tr("running") : tr("read-only")), 10000);
     if (const auto best = m_document.state().bestAttempt())

@@ -100,6 +100,8 @@ private:
     QSortFilterProxyModel* m_tableProxy = nullptr;
     QTableView* m_table = nullptr;
     EventLogModel* m_logModel = nullptr;
+    QWidget* m_graphPage = nullptr;
+    QLabel* m_sessionLabel = nullptr;
     QListView* m_log = nullptr;
     bool m_logFollowPending = false;
     QPlainTextEdit* m_stream = nullptr;
