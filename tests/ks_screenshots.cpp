@@ -55,17 +55,7 @@ int main(int argc, char** argv)
     window.show();
     settle(500);
 
-    SessionConfig c;
-    c.taskName = "matmul_host_demo";
-    c.taskDir = test::sourceDir() / "resources" / "examples" / "matmul-demo" / "matmul_host_demo";
-    c.backend = "host";
-    c.settings.budget = 24;
-    c.settings.stagnation = 2;
-    c.settings.minImprovement = 0.05;
-    c.planner.provider = QStringLiteral("command");
-    c.planner.command = test::fakeLlmCommand();
-    c.planner.model = QStringLiteral("scripted-demo");
-    c.coder = c.planner;
+    SessionConfig c = test::demoSearchConfig(24, 0.05);
     c.label = "screenshot run: scripted demo LLM, host backend";
     QTemporaryDir dir;
     if (!window.startSearch(std::filesystem::path(dir.path().toStdString()) / "session", c))

@@ -99,6 +99,22 @@ QString fakeLlmCommand()
     return QString::fromStdString((binDir() / "ks_fake_llm").string());
 }
 
+ks::SessionConfig demoSearchConfig(int budget, double minImprovement)
+{
+    ks::SessionConfig c;
+    c.taskName = "matmul_host_demo";
+    c.taskDir = sourceDir() / "resources" / "examples" / "matmul-demo" / "matmul_host_demo";
+    c.backend = "host";
+    c.settings.budget = budget;
+    c.settings.stagnation = 2;
+    c.settings.minImprovement = minImprovement;
+    c.planner.provider = QStringLiteral("command");
+    c.planner.command = fakeLlmCommand();
+    c.planner.model = QStringLiteral("scripted-demo");
+    c.coder = c.planner;
+    return c;
+}
+
 ProcessOutput runProgram(
     const QString& program, const QStringList& arguments, int timeoutMs, const QStringList& extraEnvironment)
 {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <session/sessionconfig.h>
+
 #include <QString>
 #include <QStringList>
 
@@ -30,6 +32,10 @@ void writeScaleTask(const std::filesystem::path& dir, const std::vector<long>& s
 
 // The command that runs the scripted LLM (ks_fake_llm) for the command provider.
 QString fakeLlmCommand();
+
+// A search of the bundled example task (host backend) with ks_fake_llm as both roles; its answers
+// follow the demo script when KS_FAKE_LLM_MODE=demo.
+ks::SessionConfig demoSearchConfig(int budget, double minImprovement);
 
 struct ProcessOutput {
     int exitCode = -1;

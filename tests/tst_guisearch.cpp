@@ -50,19 +50,9 @@ void TestGuiSearch::initTestCase()
 
 SessionConfig TestGuiSearch::config(int budget) const
 {
-    SessionConfig c;
-    c.taskName = "matmul_host_demo";
-    c.taskDir = test::sourceDir() / "resources" / "examples" / "matmul-demo" / "matmul_host_demo";
-    c.backend = "host";
-    c.settings.budget = budget;
-    c.settings.stagnation = 2;
     // Noise on a shared two-core machine can exceed 5% between two runs of one program, which would make
     // the number of attempts per node (and so the tree) depend on timing; the demo's real gains are 2-10x.
-    c.settings.minImprovement = 0.5;
-    c.planner.provider = u"command"_qs;
-    c.planner.command = test::fakeLlmCommand();
-    c.planner.model = u"scripted-demo"_qs;
-    c.coder = c.planner;
+    SessionConfig c = test::demoSearchConfig(budget, 0.5);
     c.created = "2026-12-02T00:00:00Z";
     c.version = "test";
     return c;
