@@ -8,7 +8,6 @@
 
 #include <QCommandLineParser>
 #include <QDir>
-#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTextStream>
 
@@ -67,6 +66,19 @@ void printTable(const Evaluation& e, QTextStream& out)
         << num(e.totalSeconds) << " s\n";
     if (e.status != Verdict::Passed)
         out << "\n" << QString::fromStdString(e.log);
+}
+
+// Sample standard deviation over the mean; 0 for fewer than two values or a zero mean.
+double coefficientOfVariation(const std::vector<double>& v)
+{
+    if (v.size() < 2)
+        return 0.0;
+    double mean = 0, sq = 0;
+    for (const double x : v)
+        mean += x / static_cast<double>(v.size());
+    for (const double x : v)
+        sq += (x - mean) * (x - mean);
+    return mean > 0 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) / mean : 0.0;
 }
 
 } // namespace
@@ -132,14 +144,13 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     if (!loadedTask)
         return exitcode::InvalidInput;
 
-    // Input and output buffers go through files: on tmpfs when there is one.
-    const bool shm = QFileInfo(QStringLiteral("/dev/shm")).isWritable();
-    QTemporaryDir scratch(shm ? QStringLiteral("/dev/shm/ksearch-eval-XXXXXX")
-                              : QDir::tempPath() + QStringLiteral("/ksearch-eval-XXXXXX"));
+    // Runner jobs (job.json, result.jsonl; buffers travel as shared memory, files only with --keep).
+    QTemporaryDir scratch(QDir::tempPath() + QStringLiteral("/ksearch-eval-XXXXXX"));
     scratch.setAutoRemove(!parser.isSet(keep));
     EvaluatorSettings settings;
     settings.backend = *b;
     settings.workDir = scratch.path().toStdString();
+    settings.writeInputFiles = parser.isSet(keep);
     settings.bench.maxSeconds = capSeconds;
     if (parser.isSet(seed))
         settings.seed = parser.value(seed).toULongLong();
@@ -178,13 +189,13 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     // spread is the measurement's, and what they spend beyond the timed loop is the overhead.
     nlohmann::json summary;
     if (repeats > 1) {
-        double mean = 0, sq = 0, overhead = 0;
-        for (const auto& r : runs)
-            mean += r.latencyMicros;
-        mean /= repeats;
-        for (const auto& r : runs)
-            sq += (r.latencyMicros - mean) * (r.latencyMicros - mean);
-        const double cv = mean > 0 ? std::sqrt(sq / (repeats - 1)) / mean : 0.0;
+        double mean = 0, overhead = 0;
+        std::vector<double> latencies;
+        for (const auto& r : runs) {
+            latencies.push_back(r.latencyMicros);
+            mean += r.latencyMicros / repeats;
+        }
+        const double cv = coefficientOfVariation(latencies);
         for (std::size_t i = 1; i < runs.size(); ++i)
             overhead += runs[i].totalSeconds - runs[i].compileSeconds - runs[i].timedGpuSeconds;
         overhead /= static_cast<double>(runs.size() - 1);
@@ -192,8 +203,18 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         for (std::size_t i = 1; i < runs.size(); ++i)
             for (const auto& [phase, s] : runs[i].phases)
                 phases[phase] += s / static_cast<double>(runs.size() - 1);
+        // Per workload too: which workloads the aggregate's spread comes from.
+        nlohmann::json perWorkload = nlohmann::json::object();
+        for (std::size_t w = 0; w < last.workloads.size(); ++w) {
+            std::vector<double> v;
+            for (const auto& r : runs)
+                if (w < r.workloads.size())
+                    v.push_back(r.workloads[w].latencyMicros);
+            perWorkload[last.workloads[w].id.substr(0, 8)] = coefficientOfVariation(v);
+        }
         summary = {{"runs", repeats}, {"latency_mean_us", mean}, {"latency_cv", cv},
-            {"overhead_seconds_per_candidate", overhead}, {"phases_mean_s", phases}};
+            {"workload_latency_cv", perWorkload}, {"overhead_seconds_per_candidate", overhead},
+            {"phases_mean_s", phases}};
         if (!parser.isSet(json))
             out << "repeats: " << repeats << ", latency mean " << num(mean, 3) << " us, CV " << num(100 * cv, 3)
                 << "%, evaluator overhead per candidate " << num(overhead, 3) << " s (repeats 2.." << repeats << ")\n";

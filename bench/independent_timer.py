@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Times the kernel of a kept ksearch runner job with an independent timer.
 
-Reads JOBDIR/job.json (written by `ksearch eval --keep`), loads the same compiled library with
-ctypes, builds the same KsArgs from the same input files into torch CUDA buffers, and times
+Reads JOBDIR/job.json (written by `ksearch eval --keep`, which also writes each input as a file
+named next to its shared-memory descriptor), loads the same compiled library with ctypes, builds
+the same KsArgs from the same inputs into torch CUDA buffers, and times
 ks_run with triton.testing.do_bench (median, L2 cleared before every call) and, as a second
 opinion, with torch CUDA events around one call after a 2x L2 flush. Prints one JSON object.
 """

@@ -98,7 +98,7 @@ double geometricMean(const std::vector<double>& values)
 
 struct Evaluator::WorkloadData {
     const Workload* workload = nullptr;
-    std::vector<std::vector<HostTensor>> inputSets; // [0]: correctness; [1..]: timing rotation
+    std::vector<std::vector<SharedTensor>> inputSets; // [0]: correctness; [1..]: timing rotation
     std::vector<std::vector<HostTensor>> expected; // per input set
     std::vector<HostTensor> outputTemplate;
     std::int64_t workspaceBytes = 0;
@@ -171,8 +171,8 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.library = library;
     job.layout = computeAbiLayout(m_task.definition);
     job.jobDir = m_settings.workDir / name;
-    job.sharedInputDir = m_settings.workDir / "inputs";
-    job.sharedOutputDir = m_settings.workDir / ("outputs-" + name.substr(0, name.find('-')));
+    job.outputBuffers = m_outputBuffers;
+    job.writeInputFiles = m_settings.writeInputFiles;
     job.bench = m_settings.bench;
     job.cudaVisibleDevices = m_settings.cudaVisibleDevices;
     job.bench.enabled = bench;
@@ -218,14 +218,21 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         auto data = std::make_unique<WorkloadData>();
         data->workload = w;
         InputGenerator gen(def, *w, m_settings.seed);
-        data->inputSets.push_back(gen.generateInputs(0));
-        const std::size_t setBytes = bytesOf(data->inputSets[0]);
-        const int sets = std::max(1,
-            setBytes * static_cast<std::size_t>(m_settings.timingSets) > m_settings.maxTimingBytes
-                ? 1
-                : m_settings.timingSets);
-        for (int k = 1; k <= sets; ++k)
-            data->inputSets.push_back(gen.generateInputs(static_cast<std::uint32_t>(k)));
+        // Each input set goes to sealed shared memory once; every runner of the search maps it.
+        const auto first = gen.generateInputs(0);
+        const std::size_t setBytes = bytesOf(first);
+        try {
+            data->inputSets.push_back(shareTensors(first));
+            const int sets = std::max(1,
+                setBytes * static_cast<std::size_t>(m_settings.timingSets) > m_settings.maxTimingBytes
+                    ? 1
+                    : m_settings.timingSets);
+            for (int k = 1; k <= sets; ++k)
+                data->inputSets.push_back(shareTensors(gen.generateInputs(static_cast<std::uint32_t>(k))));
+        } catch (const std::exception& ex) {
+            m_prepareError = "inputs of workload " + w->uuid + ": " + ex.what();
+            return false;
+        }
         data->outputTemplate = gen.allocateOutputs();
         data->workspaceBytes = gen.workspaceBytes();
         if (def.costModel) {
@@ -280,7 +287,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
                     label + " failed on workload " + where[i].first->workload->uuid + ": " + failure->second;
                 return false;
             }
-            where[i].first->expected[where[i].second] = std::move(r.calls[i].outputs);
+            for (const auto& out : r.calls[i].outputs)
+                where[i].first->expected[where[i].second].push_back(out.copy());
         }
     }
     m_referenceSeconds = secondsSince(refStart);
@@ -305,7 +313,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
                 e.log += "baseline failed on workload " + shortId(w.workload->uuid) + ": " + failure->second + "\n";
                 continue;
             }
-            const auto c = compareOutput(o.outputs.at(0), w.expected[0].at(0), def.tolerance);
+            const auto c = compareOutput(o.outputs.at(0).view(), w.expected[0].at(0).view(), def.tolerance);
             if (!c.passed)
                 e.log += "baseline disagrees with the reference on workload " + shortId(w.workload->uuid) + ": "
                     + describeComparison(c) + "\n";
@@ -400,11 +408,14 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         e.device = run.environment.device;
     const auto judgeStart = std::chrono::steady_clock::now();
     judge(e, run);
-    double callsWall = 0.0;
-    for (const auto& c : run.calls)
+    double callsWall = 0.0, warmup = 0.0;
+    for (const auto& c : run.calls) {
         callsWall += c.totalSeconds;
+        warmup += c.bench.warmupSeconds;
+    }
     e.phases = {{"write_job", run.writeSeconds}, {"runner_startup", run.startupSeconds},
-        {"calls_untimed", std::max(0.0, callsWall - e.timedGpuSeconds)}, {"timing_loops", e.timedGpuSeconds},
+        {"calls_untimed", std::max(0.0, callsWall - e.timedGpuSeconds)}, {"warmup", warmup},
+        {"timing_loops", e.timedGpuSeconds - warmup},
         {"runner_exit", std::max(0.0, run.processSeconds - run.startupSeconds - callsWall)},
         {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)}};
     e.totalSeconds = secondsSince(start);
@@ -444,7 +455,7 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
         } else {
             r.status = Verdict::Passed;
             for (std::size_t k = 0; k < o.outputs.size(); ++k) {
-                const auto c = compareOutput(o.outputs[k], w.expected[0][k], tol);
+                const auto c = compareOutput(o.outputs[k].view(), w.expected[0][k].view(), tol);
                 r.maxAbsError = std::max(r.maxAbsError, c.maxAbsError);
                 r.maxRelError = std::max(r.maxRelError, c.maxRelError);
                 if (!c.passed && r.status == Verdict::Passed)
@@ -455,10 +466,10 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
             // produced inside the loop), then each set's buffers refilled with the next set's inputs
             // (the first call's when there is one set): cached, replayed or deferred results fail.
             const std::size_t sets = o.timingOutputs.size();
-            auto verify = [&](const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+            auto verify = [&](const std::vector<SharedTensor>& got, const std::vector<HostTensor>& want,
                               const std::string& where) {
                 for (std::size_t k = 0; k < got.size() && r.status == Verdict::Passed; ++k) {
-                    const auto c = compareOutput(got[k], want[k], tol);
+                    const auto c = compareOutput(got[k].view(), want[k].view(), tol);
                     if (!c.passed)
                         fail(Verdict::IncorrectNumerical,
                             "correct on the first call but wrong inside the timing loop (" + where + "): "
@@ -475,7 +486,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
             r.p75Micros = o.bench.p75Micros;
             r.samples = static_cast<int>(o.bench.samplesMicros.size());
             r.sideWorkSamples = o.bench.sideWorkSamples;
-            e.timedGpuSeconds += o.bench.loopSeconds;
+            r.deviceSpanMicros = o.bench.spanMedianMicros;
+            e.timedGpuSeconds += o.bench.loopSeconds + o.bench.warmupSeconds;
             if (r.status == Verdict::Passed && r.floorMicros > 0
                 && r.latencyMicros < m_settings.floorSlack * r.floorMicros)
                 fail(Verdict::Rejected,

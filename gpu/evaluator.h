@@ -35,6 +35,7 @@ struct EvaluatorSettings {
     std::size_t gpuReferenceBytes = std::size_t {16} << 20; // larger workloads use reference.cu on the GPU
     std::vector<std::string> extraFlags; // compiler flags for candidates
     std::string cudaVisibleDevices; // the GPU the runner uses (CUDA_VISIBLE_DEVICES); empty: the first
+    bool writeInputFiles = false; // runner jobs also get their inputs as files (for replaying a kept job)
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the
@@ -69,6 +70,8 @@ private:
     EvaluatorSettings m_settings;
     CompileCache m_cache;
     std::vector<std::unique_ptr<WorkloadData>> m_workloads;
+    // The baseline's and candidates' outputs: mapped once per search, rewritten by each runner.
+    std::shared_ptr<SharedBufferPool> m_outputBuffers = std::make_shared<SharedBufferPool>();
     bool m_prepared = false;
     std::string m_prepareError;
     double m_referenceSeconds = 0.0, m_baselineSeconds = 0.0;

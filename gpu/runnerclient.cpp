@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace ks {
@@ -58,41 +60,16 @@ const char* roleName(AbiField::Role r)
     return "";
 }
 
-void writeBytes(const fs::path& path, const std::vector<std::byte>& data)
+// A buffer as job.json names it: a descriptor the runner inherits, and its size.
+nlohmann::json bufferEntry(const SharedMemory& m, std::vector<int>& fds)
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    fds.push_back(m.fd());
+    return {{"fd", m.fd()}, {"bytes", m.size()}};
 }
 
-std::string outputFile(const RunnerJob& job, std::size_t call, std::size_t set, const std::string& name)
+std::string outputKey(const RunnerCall& call, std::size_t set, const std::string& name)
 {
-    const std::string setPart = set ? "_t" + std::to_string(set) : std::string();
-    if (job.sharedOutputDir.empty())
-        return "c" + std::to_string(call) + setPart + "_out_" + name + ".bin";
-    std::error_code ec;
-    fs::create_directories(job.sharedOutputDir, ec);
-    return fs::absolute(job.sharedOutputDir / (job.calls[call].id + setPart + "_" + name + ".bin")).string();
-}
-
-// Writes one input buffer for the runner and returns the name job.json uses for it.
-std::string placeInput(
-    const RunnerJob& job, std::size_t call, const std::string& id, std::size_t set, const HostTensor& t)
-{
-    if (job.sharedInputDir.empty()) {
-        const std::string file =
-            "c" + std::to_string(call) + (set ? "_t" + std::to_string(set) : std::string()) + "_in_" + t.name + ".bin";
-        writeBytes(job.jobDir / file, t.data);
-        return file;
-    }
-    std::error_code ec;
-    fs::create_directories(job.sharedInputDir, ec);
-    const fs::path path = fs::absolute(job.sharedInputDir / (id + "_s" + std::to_string(set) + "_" + t.name + ".bin"));
-    if (fs::file_size(path, ec) != t.data.size() || ec) {
-        fs::remove(path, ec);
-        writeBytes(path, t.data);
-        fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, ec);
-    }
-    return path.string();
+    return call.id + "/" + std::to_string(set) + "/" + name;
 }
 
 BenchMeasurement readBench(const nlohmann::ordered_json& b)
@@ -110,23 +87,70 @@ BenchMeasurement readBench(const nlohmann::ordered_json& b)
     m.warmupCalls = b.value("warmup_calls", 0);
     m.launchOverheadMicros = b.value("launch_overhead_us", 0.0);
     m.loopSeconds = b.value("loop_seconds", 0.0);
+    m.warmupSeconds = b.value("warmup_seconds", 0.0);
+    m.spanMedianMicros = b.value("span_median_us", 0.0);
     m.stop = b.value("stop", std::string());
     m.inputsUnchanged = b.value("inputs_unchanged", true);
     return m;
 }
 
-fs::path resolveFile(const RunnerJob& job, const std::string& file)
+// job.json: the library, the argument layout, and per call the shared buffers by descriptor
+// (collected in fds for the runner to inherit). Throws when shared memory cannot be had.
+nlohmann::json describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<int>& fds)
 {
-    return !file.empty() && file[0] == '/' ? fs::path(file) : job.jobDir / file;
-}
-
-bool readBytes(const fs::path& path, std::vector<std::byte>& data)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return false;
-    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    return static_cast<std::size_t>(in.gcount()) == data.size();
+    nlohmann::json doc {{"backend", backendName(job.backend)}, {"library", fs::absolute(job.library).string()},
+        {"args_size", job.layout.size}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()}};
+    doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
+        {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
+        {"warmup_seconds", job.bench.warmupSeconds}};
+    doc["measure_device"] = job.measureDevice;
+    for (const auto& f : job.layout.fields)
+        doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
+    // Outputs go to shared buffers marked before the job; inputs are the callers' sealed copies.
+    std::uint64_t markSeed = std::random_device {}();
+    auto outputEntry = [&](const RunnerCall& call, std::size_t set, const HostTensor& t) {
+        auto buffer = pool.output(outputKey(call, set, t.name), t.data.size());
+        buffer->plantMarks(markSeed++ * 0x9e3779b97f4a7c15ULL);
+        return bufferEntry(*buffer, fds);
+    };
+    int fileCounter = 0;
+    auto inputEntries = [&](const std::vector<SharedTensor>& set) {
+        nlohmann::json in = nlohmann::json::object();
+        for (const auto& t : set) {
+            if (!t.memory)
+                throw std::invalid_argument("runner input " + t.name + " has no shared memory");
+            in[t.name] = bufferEntry(*t.memory, fds);
+            if (job.writeInputFiles) {
+                const std::string file = "input" + std::to_string(fileCounter++) + "_" + t.name + ".bin";
+                std::ofstream out(job.jobDir / file, std::ios::binary | std::ios::trunc);
+                const auto bytes = t.memory->bytes();
+                out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+                if (!out)
+                    throw std::runtime_error((job.jobDir / file).string() + ": cannot write");
+                in[t.name]["file"] = file;
+            }
+        }
+        return in;
+    };
+    for (const auto& call : job.calls) {
+        const std::size_t sets = call.timingInputs.size();
+        nlohmann::json j {{"id", call.id}, {"inputs", inputEntries(call.inputs)}, {"outputs", nlohmann::json::object()},
+            {"axes", call.axes}, {"workspace_bytes", call.workspaceBytes}, {"poison_seed", call.poisonSeed}};
+        for (const auto& t : call.outputs)
+            j["outputs"][t.name] = outputEntry(call, 0, t);
+        for (std::size_t k = 0; k < sets; ++k) {
+            nlohmann::json out = nlohmann::json::object(), swapped = nlohmann::json::object();
+            for (const auto& t : call.outputs) {
+                out[t.name] = outputEntry(call, k + 1, t);
+                swapped[t.name] = outputEntry(call, sets + k + 1, t);
+            }
+            j["timing_inputs"].push_back(inputEntries(call.timingInputs[k]));
+            j["timing_outputs"].push_back(out);
+            j["swapped_outputs"].push_back(swapped);
+        }
+        doc["calls"].push_back(j);
+    }
+    return doc;
 }
 
 } // namespace
@@ -142,37 +166,17 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     std::error_code ec;
     fs::create_directories(job.jobDir, ec);
 
-    nlohmann::json doc {{"backend", backendName(job.backend)}, {"library", fs::absolute(job.library).string()},
-        {"args_size", job.layout.size}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()}};
-    doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
-        {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
-        {"warmup_seconds", job.bench.warmupSeconds}};
-    doc["measure_device"] = job.measureDevice;
-    for (const auto& f : job.layout.fields)
-        doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
-    for (std::size_t c = 0; c < job.calls.size(); ++c) {
-        const auto& call = job.calls[c];
-        nlohmann::json j {{"id", call.id}, {"inputs", nlohmann::json::object()}, {"outputs", nlohmann::json::object()},
-            {"axes", call.axes}, {"workspace_bytes", call.workspaceBytes}, {"poison_seed", call.poisonSeed}};
-        for (const auto& t : call.inputs)
-            j["inputs"][t.name] = {{"file", placeInput(job, c, call.id, 0, t)}, {"bytes", t.data.size()}};
-        for (const auto& t : call.outputs)
-            j["outputs"][t.name] = {{"file", outputFile(job, c, 0, t.name)}, {"bytes", t.data.size()}};
-        for (std::size_t k = 0; k < call.timingInputs.size(); ++k) {
-            nlohmann::json in = nlohmann::json::object(), out = nlohmann::json::object();
-            for (const auto& t : call.timingInputs[k])
-                in[t.name] = {{"file", placeInput(job, c, call.id, k + 1, t)}, {"bytes", t.data.size()}};
-            for (const auto& t : call.outputs)
-                out[t.name] = {{"file", outputFile(job, c, k + 1, t.name)}, {"bytes", t.data.size()}};
-            j["timing_inputs"].push_back(in);
-            j["timing_outputs"].push_back(out);
-            nlohmann::json swapped = nlohmann::json::object();
-            for (const auto& t : call.outputs)
-                swapped[t.name] = {
-                    {"file", outputFile(job, c, call.timingInputs.size() + k + 1, t.name)}, {"bytes", t.data.size()}};
-            j["swapped_outputs"].push_back(swapped);
+    const auto pool = job.outputBuffers ? job.outputBuffers : std::make_shared<SharedBufferPool>();
+    std::vector<int> fds;
+    nlohmann::json doc;
+    try {
+        doc = describeJob(job, *pool, fds);
+    } catch (const std::exception& e) {
+        for (auto& c : result.calls) {
+            c.status = RunnerCallOutcome::Status::HarnessError;
+            c.message = std::string("cannot hand the buffers to the runner: ") + e.what();
         }
-        doc["calls"].push_back(j);
+        return result;
     }
     {
         std::ofstream out(job.jobDir / "job.json", std::ios::trunc);
@@ -187,6 +191,9 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     if (!job.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = job.cudaVisibleDevices;
     sub.timeout = job.timeout;
+    std::sort(fds.begin(), fds.end());
+    fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
+    sub.inheritedFds = fds;
     const auto t1 = std::chrono::steady_clock::now();
     result.process = runSubprocess(sub);
     result.processSeconds = since(t1);
@@ -235,15 +242,15 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         if (status == "ok" || status == "error") {
             outcome.status = status == "ok" ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;
             const auto& call = job.calls[it->second];
-            auto readSet = [&](std::size_t set, std::vector<HostTensor>& into) {
+            auto readSet = [&](std::size_t set, std::vector<SharedTensor>& into) {
                 for (const auto& t : call.outputs) {
-                    HostTensor out = t;
-                    if (!readBytes(resolveFile(job, outputFile(job, it->second, set, t.name)), out.data)) {
+                    auto buffer = pool->output(outputKey(call, set, t.name), t.data.size());
+                    if (buffer->marksSurvive()) {
                         outcome.status = RunnerCallOutcome::Status::HarnessError;
-                        outcome.message = "output " + t.name + " missing after the call";
+                        outcome.message = "output " + t.name + " was not written after the call";
                         return;
                     }
-                    into.push_back(std::move(out));
+                    into.push_back({t.name, t.dtype, t.shape, t.scalar, std::move(buffer)});
                 }
             };
             if (status == "ok")

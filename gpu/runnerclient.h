@@ -1,6 +1,7 @@
 #pragma once
 
 #include "compiler.h"
+#include "sharedmemory.h"
 #include "subprocess.h"
 
 #include <task/abiheader.h>
@@ -13,12 +14,13 @@
 
 namespace ks {
 
-// One ks_run call for the runner: inputs by value, outputs sized (their contents are ignored:
-// the runner poisons them), the var-axis values and the workspace size.
+// One ks_run call for the runner: inputs in sealed shared memory (shared by every job that
+// uses them), outputs sized (their contents are ignored: the runner poisons them), the var-axis
+// values and the workspace size.
 struct RunnerCall {
     std::string id;
-    std::vector<HostTensor> inputs; // the correctness set
-    std::vector<std::vector<HostTensor>> timingInputs; // benchmark only: sets the timing loop rotates through
+    std::vector<SharedTensor> inputs; // the correctness set
+    std::vector<std::vector<SharedTensor>> timingInputs; // benchmark only: sets the timing loop rotates through
     std::vector<HostTensor> outputs;
     std::map<std::string, std::int64_t> axes;
     std::int64_t workspaceBytes = 0;
@@ -39,12 +41,13 @@ struct RunnerJob {
     std::filesystem::path library;
     AbiLayout layout;
     std::vector<RunnerCall> calls;
-    std::filesystem::path jobDir; // created; holds job.json, the buffers and result.jsonl
-    // When set, input files live here, are written once per (call id, set, input) and reused by
-    // later jobs: a search evaluates many candidates on the same inputs.
-    std::filesystem::path sharedInputDir;
-    // When set, output files live here under stable names, rewritten in place by every job.
-    std::filesystem::path sharedOutputDir;
+    std::filesystem::path jobDir; // created; holds job.json and result.jsonl
+    // Where the runner writes outputs, by (call id, set, name). Set it to keep the buffers mapped
+    // from one job to the next (a search); empty: buffers of this job alone.
+    std::shared_ptr<SharedBufferPool> outputBuffers;
+    // Also write each input to a file in jobDir, named in job.json next to its descriptor, so
+    // other tools can replay the job (bench/independent_timer.py); the runner ignores them.
+    bool writeInputFiles = false;
     std::chrono::milliseconds timeout {std::chrono::seconds(60)};
     RunnerBenchSettings bench;
     bool measureDevice = false; // the runner measures copy bandwidth first (about 0.2 s)
@@ -59,6 +62,8 @@ struct BenchMeasurement {
     int warmupCalls = 0;
     double launchOverheadMicros = 0;
     double loopSeconds = 0;
+    double warmupSeconds = 0;
+    double spanMedianMicros = 0; // CUPTI: median device span of the timed calls (0: not traced)
     std::string stop; // noise | time | max_samples
     bool inputsUnchanged = true;
 };
@@ -71,11 +76,12 @@ struct RunnerCallOutcome {
     bool inputsUnchanged = true;
     double wallMicros = 0.0; // the correctness call alone
     double totalSeconds = 0.0; // everything the runner did for this call
-    std::vector<HostTensor> outputs; // filled for Ok calls
+    // Filled for Ok calls; in the job's output buffers, so valid until the next job on that pool.
+    std::vector<SharedTensor> outputs;
     BenchMeasurement bench;
-    std::vector<std::vector<HostTensor>> timingOutputs; // outputs of the last timed call on each timing set
+    std::vector<std::vector<SharedTensor>> timingOutputs; // outputs of the last timed call on each timing set
     // Then each set's buffers refilled with the next set's inputs (the first call's, with one set).
-    std::vector<std::vector<HostTensor>> swappedOutputs;
+    std::vector<std::vector<SharedTensor>> swappedOutputs;
 };
 
 struct RunnerEnvironment {

@@ -3,7 +3,6 @@
 #include <llm/providerfactory.h>
 
 #include <QDir>
-#include <QFileInfo>
 
 namespace ks {
 
@@ -56,10 +55,8 @@ bool SearchRun::build(
     }
     m_task = std::make_unique<Task>(std::move(*loaded.task));
 
-    // Input and output buffers go through files: on tmpfs when there is one.
-    const bool shm = QFileInfo(QStringLiteral("/dev/shm")).isWritable();
-    m_scratch = std::make_unique<QTemporaryDir>(
-        shm ? QStringLiteral("/dev/shm/ksearch-run-XXXXXX") : QDir::tempPath() + QStringLiteral("/ksearch-run-XXXXXX"));
+    // Runner jobs only: buffers travel as shared memory (gpu/sharedmemory.h).
+    m_scratch = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/ksearch-run-XXXXXX"));
     EvaluatorSettings es;
     es.backend = config.backend == "host" ? Backend::Host : Backend::Cuda;
     es.workDir = m_scratch->path().toStdString();

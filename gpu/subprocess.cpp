@@ -116,6 +116,8 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
         const int devnull = ::open("/dev/null", O_RDONLY);
         if (devnull >= 0)
             ::dup2(devnull, STDIN_FILENO);
+        for (const int fd : request.inheritedFds)
+            ::fcntl(fd, F_SETFD, 0);
         if (!request.workingDirectory.empty() && ::chdir(request.workingDirectory.c_str()) != 0) {
             const int e = errno;
             [[maybe_unused]] auto n = ::write(execPipe[1], &e, sizeof e);

@@ -13,6 +13,8 @@ struct SubprocessRequest {
     std::map<std::string, std::string> environment; // the child's whole environment
     std::chrono::milliseconds timeout {60000}; // wall clock, then the process group is killed
     std::size_t maxCapturedBytes = 1 << 20; // per stream; the rest is dropped (and counted)
+    // Close-on-exec descriptors this child alone inherits, under the same numbers.
+    std::vector<int> inheritedFds;
 };
 
 struct SubprocessResult {

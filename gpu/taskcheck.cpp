@@ -35,7 +35,7 @@ std::vector<RunnerCall> buildCalls(const Task& task, const std::vector<const Wor
         InputGenerator gen(task.definition, *w, seed);
         RunnerCall call;
         call.id = w->uuid;
-        call.inputs = gen.generateInputs();
+        call.inputs = shareTensors(gen.generateInputs());
         call.outputs = gen.allocateOutputs();
         call.axes = w->axes;
         call.workspaceBytes = gen.workspaceBytes();
@@ -155,7 +155,7 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
             const auto& ref = sides[0].result.calls[i].outputs;
             const auto& got = sides[s].result.calls[i].outputs;
             for (std::size_t o = 0; o < ref.size() && o < got.size(); ++o) {
-                const auto c = compareOutput(got[o], ref[o], task.definition.tolerance);
+                const auto c = compareOutput(got[o].view(), ref[o].view(), task.definition.tolerance);
                 sidePassed = sidePassed && c.passed;
                 say("workload " + order[i]->uuid + ": " + sides[s].label
                     + " vs reference.cpp: " + describeComparison(c));

@@ -26,6 +26,8 @@ private slots:
     void kernels();
     void missingEntryPoint();
     void crashStopsOnlyTheRestOfTheJob();
+    void sharedInputsCannotBeRewritten();
+    void unwrittenOutputsAreNotJudged();
 
 private:
     CompileResult build(const std::string& name, const std::string& body);
@@ -72,7 +74,7 @@ RunnerJob TestRunner::job(const fs::path& library, int calls, std::chrono::milli
         HostTensor alpha {"alpha", DType::Float32, {}, true, {}};
         alpha.data.resize(4);
         alpha.set(0, 2.0 + c);
-        call.inputs = {x, alpha};
+        call.inputs = shareTensors({x, alpha});
         HostTensor y {"y", DType::Float32, {1000}, false, {}};
         y.data.resize(4000);
         call.outputs = {y};
@@ -87,7 +89,7 @@ HostTensor TestRunner::expected(const RunnerCall& call) const
 {
     HostTensor y = call.outputs[0];
     for (std::size_t i = 0; i < 1000; ++i)
-        y.set(i, call.inputs[0].at(i) * call.inputs[1].at(0));
+        y.set(i, call.inputs[0].view().at(i) * call.inputs[1].view().at(0));
     return y;
 }
 
@@ -155,7 +157,7 @@ void TestRunner::kernels()
             continue;
         }
         QCOMPARE(r.calls[c].inputsUnchanged, inputsIntact);
-        allCorrect = allCorrect && compareOutput(r.calls[c].outputs[0], expected(j.calls[c]), {1e-6, 1e-6, 1.0}).passed;
+        allCorrect = allCorrect && compareOutput(r.calls[c].outputs[0].view(), expected(j.calls[c]).view(), {1e-6, 1e-6, 1.0}).passed;
     }
     QCOMPARE(allCorrect, correct);
     if (status == u"crashed")
@@ -182,10 +184,65 @@ void TestRunner::crashStopsOnlyTheRestOfTheJob()
     const RunnerJob j = job(lib.library, 3);
     const RunnerJobResult r = runRunnerJob(j);
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::Ok);
-    QVERIFY(compareOutput(r.calls[0].outputs[0], expected(j.calls[0]), {1e-6, 1e-6, 1.0}).passed);
+    QVERIFY(compareOutput(r.calls[0].outputs[0].view(), expected(j.calls[0]).view(), {1e-6, 1e-6, 1.0}).passed);
     QCOMPARE(r.calls[1].status, RunnerCallOutcome::Status::Crashed);
     QVERIFY2(r.calls[1].message.find("SIGABRT") != std::string::npos, r.calls[1].message.c_str());
     QCOMPARE(r.calls[2].status, RunnerCallOutcome::Status::NotRun);
+}
+
+void TestRunner::sharedInputsCannotBeRewritten()
+{
+    // Finds every shared buffer it inherited and tries to overwrite it through a write, a writable
+    // mapping and a truncation: the parent's copy of x, which the unchanged-inputs check and
+    // every later candidate rely on, must come through intact.
+    const CompileResult lib = build("tamper",
+        "#include <fcntl.h>\n#include <sys/mman.h>\n#include <unistd.h>\n#include <string>\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {"
+        " for (int fd = 3; fd < 1024; ++fd) { char link[256] = {0};"
+        "  if (readlink((\"/proc/self/fd/\" + std::to_string(fd)).c_str(), link, 255) <= 0) continue;"
+        "  if (std::string(link).find(\"ksearch-x\") == std::string::npos) continue;"
+        "  float zero[4] = {0}; (void)!pwrite(fd, zero, sizeof zero, 0);"
+        "  void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);"
+        "  if (m != MAP_FAILED) static_cast<float*>(m)[1] = 0;"
+        "  (void)!ftruncate(fd, 0); }"
+        " for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }");
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 1);
+    const HostTensor before = j.calls[0].inputs[0].copy();
+    const RunnerJobResult r = runRunnerJob(j);
+    QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::Ok);
+    const HostTensor after = j.calls[0].inputs[0].copy();
+    QCOMPARE(after.data.size(), before.data.size());
+    QVERIFY(after.data == before.data);
+}
+
+void TestRunner::unwrittenOutputsAreNotJudged()
+{
+    // An honest job fills the pooled output buffers; then a "runner" that reports success without
+    // writing anything must not get the earlier job's correct results judged as its own.
+    const CompileResult lib = build("honest2",
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {"
+        " for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }");
+    QVERIFY2(lib.ok, lib.log.c_str());
+    RunnerJob j = job(lib.library, 2);
+    j.outputBuffers = std::make_shared<SharedBufferPool>();
+    const RunnerJobResult honest = runRunnerJob(j);
+    QCOMPARE(honest.calls[1].status, RunnerCallOutcome::Status::Ok);
+    QVERIFY(compareOutput(honest.calls[1].outputs[0].view(), expected(j.calls[1]).view(), {1e-6, 1e-6, 1.0}).passed);
+
+    const fs::path liar = fs::path(m_dir.path().toStdString()) / "liar.sh";
+    test::writeText(liar,
+        "#!/bin/sh\nfor id in call0 call1; do printf '{\"status\":\"ok\",\"id\":\"%s\"}\\n' $id >> \"$2/result.jsonl\"; "
+        "done\n");
+    fs::permissions(liar, fs::perms::owner_all);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(liar.string()));
+    const RunnerJobResult lie = runRunnerJob(j);
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY(lie.process.succeeded());
+    for (const auto& c : lie.calls) {
+        QCOMPARE(c.status, RunnerCallOutcome::Status::HarnessError);
+        QVERIFY2(c.message.find("not written") != std::string::npos, c.message.c_str());
+    }
 }
 
 KS_TEST_MAIN_CORE(TestRunner)

@@ -2,59 +2,100 @@
 
 #include <util/parallel.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
 namespace ks {
+namespace {
 
-OutputComparison compareOutput(const HostTensor& actual, const HostTensor& expected, const Tolerance& tolerance)
+struct Partial {
+    std::size_t matched = 0, nonFinite = 0, worstIndex = 0;
+    double maxAbs = 0, maxRel = 0, worstAbs = -1, worstActual = 0, worstExpected = 0;
+};
+
+// The element loop, instantiated per element decoder: outputs run to hundreds of MiB per
+// candidate, and a dtype switch per element made comparing the largest cost of an evaluation.
+template<typename Load>
+void compareRange(const std::byte* actual, const std::byte* expected, std::size_t elementSize, std::size_t begin,
+    std::size_t end, const Tolerance& tolerance, Load load, Partial& p)
+{
+    for (std::size_t i = begin; i < end; ++i) {
+        const double x = load(actual + i * elementSize);
+        const double y = load(expected + i * elementSize);
+        if (!std::isfinite(x)) {
+            // A non-finite expected value only matches the same non-finite value (e.g. lse = -inf
+            // for an empty sequence); a NaN never matches.
+            if (!std::isnan(x) && !std::isnan(y) && x == y)
+                ++p.matched;
+            else
+                ++p.nonFinite;
+            continue;
+        }
+        if (!std::isfinite(y))
+            continue; // finite where the reference is not: a mismatch
+        const double abs = std::fabs(x - y);
+        const double rel = abs / (std::fabs(y) + 1e-8);
+        p.maxAbs = std::max(p.maxAbs, abs);
+        p.maxRel = std::max(p.maxRel, rel);
+        if (!(abs > tolerance.atol && rel > tolerance.rtol))
+            ++p.matched;
+        if (abs > p.worstAbs) {
+            p.worstAbs = abs;
+            p.worstIndex = i;
+            p.worstActual = x;
+            p.worstExpected = y;
+        }
+    }
+}
+
+void compareRange(const TensorView& actual, const TensorView& expected, std::size_t begin, std::size_t end,
+    const Tolerance& tolerance, Partial& p)
+{
+    const std::byte* a = actual.data.data();
+    const std::byte* e = expected.data.data();
+    switch (actual.dtype) {
+    case DType::Float32:
+        return compareRange(a, e, 4, begin, end, tolerance, [](const std::byte* q) {
+            float v;
+            std::memcpy(&v, q, sizeof v);
+            return static_cast<double>(v);
+        }, p);
+    case DType::BFloat16:
+        return compareRange(a, e, 2, begin, end, tolerance, [](const std::byte* q) {
+            std::uint16_t bits;
+            std::memcpy(&bits, q, sizeof bits);
+            return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16));
+        }, p);
+    default: {
+        const DType t = actual.dtype;
+        return compareRange(a, e, dtypeSize(t), begin, end, tolerance,
+            [t](const std::byte* q) { return loadElement(t, q); }, p);
+    }
+    }
+}
+
+} // namespace
+
+OutputComparison compareOutput(const TensorView& actual, const TensorView& expected, const Tolerance& tolerance)
 {
     OutputComparison c;
     c.name = expected.name;
     c.total = expected.elements();
-    if (actual.shape != expected.shape || actual.dtype != expected.dtype
-        || actual.data.size() != expected.data.size()) {
+    if (!std::ranges::equal(actual.shape, expected.shape) || actual.dtype != expected.dtype
+        || actual.data.size() != expected.data.size() || expected.data.size() != c.total * dtypeSize(expected.dtype)) {
         c.shapeMismatch = true;
         return c;
     }
     // Chunks are compared in parallel and merged in chunk order: the result does not depend on
     // the thread count.
-    struct Partial {
-        std::size_t matched = 0, nonFinite = 0, worstIndex = 0;
-        double maxAbs = 0, maxRel = 0, worstAbs = -1, worstActual = 0, worstExpected = 0;
-    };
     std::vector<Partial> partials(parallelChunkCount(c.total));
     const std::size_t chunk = (c.total + partials.size() - 1) / std::max<std::size_t>(1, partials.size());
     parallelChunks(c.total, [&](std::size_t begin, std::size_t end, std::size_t) {
-        Partial& p = partials[begin / std::max<std::size_t>(1, chunk)];
-        for (std::size_t i = begin; i < end; ++i) {
-            const double x = actual.at(i);
-            const double y = expected.at(i);
-            if (!std::isfinite(x)) {
-                // A non-finite expected value only matches the same non-finite value (e.g. lse = -inf
-                // for an empty sequence); a NaN never matches.
-                if (!std::isnan(x) && !std::isnan(y) && x == y)
-                    ++p.matched;
-                else
-                    ++p.nonFinite;
-                continue;
-            }
-            if (!std::isfinite(y))
-                continue; // finite where the reference is not: a mismatch
-            const double abs = std::fabs(x - y);
-            const double rel = abs / (std::fabs(y) + 1e-8);
-            p.maxAbs = std::max(p.maxAbs, abs);
-            p.maxRel = std::max(p.maxRel, rel);
-            if (!(abs > tolerance.atol && rel > tolerance.rtol))
-                ++p.matched;
-            if (abs > p.worstAbs) {
-                p.worstAbs = abs;
-                p.worstIndex = i;
-                p.worstActual = x;
-                p.worstExpected = y;
-            }
-        }
+        compareRange(actual, expected, begin, end, tolerance, partials[begin / std::max<std::size_t>(1, chunk)]);
     });
     double worstAbs = -1.0;
     for (const auto& p : partials) {

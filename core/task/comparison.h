@@ -25,7 +25,11 @@ struct OutputComparison {
 // Every element is compared: it fails when |x-y| > atol and |x-y| > rtol*|y| (FlashInfer-Bench's
 // rule), or when x is not finite; an output passes when its matched fraction reaches
 // tolerance.requiredMatchedRatio.
-OutputComparison compareOutput(const HostTensor& actual, const HostTensor& expected, const Tolerance& tolerance);
+OutputComparison compareOutput(const TensorView& actual, const TensorView& expected, const Tolerance& tolerance);
+inline OutputComparison compareOutput(const HostTensor& actual, const HostTensor& expected, const Tolerance& tolerance)
+{
+    return compareOutput(actual.view(), expected.view(), tolerance);
+}
 
 // A line a person (or an LLM) can act on: which output, how many elements failed, the worst one.
 std::string describeComparison(const OutputComparison& c);

@@ -33,7 +33,8 @@ nlohmann::json toJson(const Evaluation& e)
             {"max_abs_error", w.maxAbsError}, {"max_rel_error", w.maxRelError}, {"latency_us", w.latencyMicros},
             {"latency_p25_us", w.p25Micros}, {"latency_p75_us", w.p75Micros}, {"samples", w.samples},
             {"baseline_latency_us", w.baselineLatencyMicros}, {"speedup", w.speedup}, {"floor_us", w.floorMicros},
-            {"roofline_fraction", w.rooflineFraction}, {"side_work_samples", w.sideWorkSamples}});
+            {"roofline_fraction", w.rooflineFraction}, {"side_work_samples", w.sideWorkSamples},
+            {"device_span_us", w.deviceSpanMicros}});
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
         resources.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"shared_bytes", r.sharedBytes},
@@ -97,6 +98,7 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         we.p75Micros = number(w, "latency_p75_us");
         we.samples = static_cast<int>(number(w, "samples"));
         we.sideWorkSamples = static_cast<int>(number(w, "side_work_samples"));
+        we.deviceSpanMicros = number(w, "device_span_us");
         we.baselineLatencyMicros = number(w, "baseline_latency_us");
         we.speedup = number(w, "speedup");
         we.floorMicros = number(w, "floor_us");

@@ -25,6 +25,7 @@ struct WorkloadEvaluation {
     double p25Micros = 0.0, p75Micros = 0.0;
     int samples = 0;
     int sideWorkSamples = 0;
+    double deviceSpanMicros = 0.0; // median CUPTI span of the timed calls' device work; 0 when not traced
     double baselineLatencyMicros = 0.0;
     double speedup = 0.0; // baseline / candidate
     double floorMicros = 0.0; // roofline floor from the cost model; 0 when unknown
@@ -51,10 +52,10 @@ struct Evaluation {
     bool compileCached = false;
     // Where the time went, in seconds.
     double compileSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0, candidateSeconds = 0.0;
-    double timedGpuSeconds = 0.0; // sum of the candidate's timed samples and warm-up estimate
+    double timedGpuSeconds = 0.0; // the candidate's timing loops and warm-up calls
     double totalSeconds = 0.0;
     // The candidate's run, phase by phase (seconds): write_job, runner_startup, calls_untimed
-    // (inputs, correctness calls and outputs inside the runner), timing_loops, runner_exit
+    // (inputs, correctness calls and outputs inside the runner), warmup, timing_loops, runner_exit
     // (the rest of the process's life), read_results, compare.
     std::map<std::string, double> phases;
 };

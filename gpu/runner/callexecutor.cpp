@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,45 +14,6 @@ namespace ksr {
 namespace {
 
 using Bytes = std::vector<unsigned char>;
-
-std::string resolve(const Job& job, const std::string& file)
-{
-    return !file.empty() && file[0] == '/' ? file : job.dir + "/" + file;
-}
-
-Bytes readFile(const std::string& path, std::size_t expected)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::runtime_error(path + ": cannot open input");
-    Bytes data(expected);
-    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(expected));
-    if (static_cast<std::size_t>(in.gcount()) != expected)
-        throw std::runtime_error(path + ": shorter than " + std::to_string(expected) + " bytes");
-    return data;
-}
-
-// Rewrites the file in place (no truncation first): on tmpfs the pages of an output file that a
-// search rewrites for every candidate then stay allocated, which is most of the cost.
-void writeFile(const std::string& path, const Bytes& data)
-{
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        throw std::runtime_error(path + ": cannot write output");
-    std::size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
-        if (n <= 0) {
-            ::close(fd);
-            throw std::runtime_error(path + ": cannot write output");
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    const bool ok = ::ftruncate(fd, static_cast<off_t>(data.size())) == 0;
-    ::close(fd);
-    if (!ok)
-        throw std::runtime_error(path + ": cannot write output");
-}
 
 // Noise that no correct kernel output is likely to equal.
 Bytes noise(std::size_t bytes, std::uint64_t seed)
@@ -72,47 +32,45 @@ Bytes noise(std::size_t bytes, std::uint64_t seed)
     return data;
 }
 
-// A read-only view of an input file: the upload source and the pristine copy for the
-// unchanged-inputs check, without reading hundreds of MiB into fresh memory per candidate.
-class MappedFile
+// A view of a buffer the parent shares by descriptor: read-only for inputs (the upload source
+// and the pristine copy for the unchanged-inputs check), writable for outputs (results are
+// downloaded straight into it). Mapped with its pages populated in one go: hundreds of MiB per
+// call would otherwise cost a page fault per 4 KiB.
+class SharedView
 {
 public:
-    MappedFile(const std::string& path, std::size_t bytes)
-        : m_bytes(bytes)
+    SharedView(const Buffer& buffer, bool writable, const std::string& what)
+        : m_bytes(buffer.bytes)
     {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            throw std::runtime_error(path + ": cannot open input");
         struct stat st {
         };
-        if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes) {
-            ::close(fd);
-            throw std::runtime_error(path + ": shorter than " + std::to_string(bytes) + " bytes");
+        if (::fstat(buffer.fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < buffer.bytes)
+            throw std::runtime_error(what + ": shared buffer " + std::to_string(buffer.fd) + " is missing or shorter than "
+                + std::to_string(buffer.bytes) + " bytes");
+        if (m_bytes == 0)
+            return;
+        m_data = ::mmap(nullptr, m_bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED | MAP_POPULATE,
+            buffer.fd, 0);
+        if (m_data == MAP_FAILED) {
+            m_data = nullptr;
+            throw std::runtime_error(what + ": cannot map shared buffer " + std::to_string(buffer.fd));
         }
-        if (bytes > 0) {
-            m_data = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (m_data == MAP_FAILED) {
-                m_data = nullptr;
-                ::close(fd);
-                throw std::runtime_error(path + ": cannot map input");
-            }
-        }
-        ::close(fd);
     }
-    MappedFile(MappedFile&& o) noexcept
+    SharedView(SharedView&& o) noexcept
         : m_data(std::exchange(o.m_data, nullptr))
         , m_bytes(o.m_bytes)
     {
     }
-    MappedFile(const MappedFile&) = delete;
-    MappedFile& operator=(const MappedFile&) = delete;
-    MappedFile& operator=(MappedFile&&) = delete;
-    ~MappedFile()
+    SharedView(const SharedView&) = delete;
+    SharedView& operator=(const SharedView&) = delete;
+    SharedView& operator=(SharedView&&) = delete;
+    ~SharedView()
     {
         if (m_data)
             ::munmap(m_data, m_bytes);
     }
     const unsigned char* data() const { return static_cast<const unsigned char*>(m_data); }
+    unsigned char* writableData() { return static_cast<unsigned char*>(m_data); }
     std::size_t size() const { return m_bytes; }
 
 private:
@@ -152,10 +110,26 @@ private:
     std::size_t m_bytes;
 };
 
+// Fills a device buffer with noise: one block made on the host, then repeated on the device by
+// doubling copies. Output buffers reach hundreds of MiB per call; repeating a 4 MiB block keeps
+// their poison unpredictable to a kernel at a fraction of the cost of making and uploading it all.
+void fillNoise(Backend& backend, const DeviceBuffer& buffer, std::uint64_t seed)
+{
+    const std::size_t total = buffer.bytes();
+    const Bytes block = noise(std::min<std::size_t>(total, std::size_t {4} << 20), seed);
+    auto* base = static_cast<unsigned char*>(buffer.get());
+    backend.upload(base, block.data(), block.size());
+    for (std::size_t done = block.size(); done < total;) {
+        const std::size_t n = std::min(done, total - done);
+        backend.copyWithin(base + done, base, n);
+        done += n;
+    }
+}
+
 // One input set on the device plus the KsArgs bytes that point at it (and at the shared outputs).
 struct InputSet {
     std::vector<DeviceBuffer> buffers;
-    std::vector<MappedFile> pristine; // each tensor input as written by the parent, in buffers order
+    std::vector<SharedView> pristine; // each tensor input as the parent shared it, in buffers order
     Bytes args;
 };
 
@@ -177,15 +151,13 @@ Outputs allocateOutputs(const Job& job, const Call& call, Backend& backend)
         const Buffer& spec = call.outputs.at(field.name);
         out.buffers.emplace_back(backend, spec.bytes);
         out.noise.emplace_back(backend, spec.bytes);
-        const Bytes n = noise(spec.bytes, call.poisonSeed + 0x9e3779b97f4a7c15ULL * ++salt);
-        backend.upload(out.noise.back().get(), n.data(), n.size());
+        fillNoise(backend, out.noise.back(), call.poisonSeed + 0x9e3779b97f4a7c15ULL * ++salt);
         out.names.push_back(field.name);
     }
     if (call.workspaceBytes > 0) {
         out.workspace = std::make_unique<DeviceBuffer>(backend, call.workspaceBytes);
         out.workspaceNoise = std::make_unique<DeviceBuffer>(backend, call.workspaceBytes);
-        const Bytes n = noise(call.workspaceBytes, ~call.poisonSeed);
-        backend.upload(out.workspaceNoise->get(), n.data(), n.size());
+        fillNoise(backend, *out.workspaceNoise, ~call.poisonSeed);
     }
     return out;
 }
@@ -201,7 +173,7 @@ InputSet uploadInputs(
         switch (field.role) {
         case Field::Role::Input: {
             const Buffer& spec = inputs.at(field.name);
-            MappedFile data(resolve(job, spec.file), spec.bytes);
+            SharedView data(spec, false, "input " + field.name);
             set.buffers.emplace_back(backend, spec.bytes);
             backend.upload(set.buffers.back().get(), data.data(), data.size());
             void* p = set.buffers.back().get();
@@ -211,9 +183,9 @@ InputSet uploadInputs(
         }
         case Field::Role::Scalar: {
             const Buffer& spec = inputs.at(field.name);
-            const Bytes data = readFile(resolve(job, spec.file), spec.bytes);
-            if (data.size() != field.size)
+            if (spec.bytes != field.size)
                 throw std::runtime_error("scalar " + field.name + ": size differs from the field");
+            const SharedView data(spec, false, "scalar " + field.name);
             std::memcpy(slot, data.data(), field.size);
             break;
         }
@@ -240,24 +212,38 @@ void poison(const Outputs& out, Backend& backend)
         backend.copyWithin(out.workspace->get(), out.workspaceNoise->get(), out.workspace->bytes());
 }
 
-void saveOutputs(const Job& job, const BufferSet& files, const Outputs& out, Backend& backend)
+void saveOutputs(const BufferSet& shared, const Outputs& out, Backend& backend)
 {
     for (std::size_t i = 0; i < out.buffers.size(); ++i) {
-        Bytes host(out.buffers[i].bytes());
-        backend.download(host.data(), out.buffers[i].get(), host.size());
-        writeFile(resolve(job, files.at(out.names[i]).file), host);
+        const Buffer& spec = shared.at(out.names[i]);
+        if (spec.bytes != out.buffers[i].bytes())
+            throw std::runtime_error("output " + out.names[i] + ": shared buffer size differs from the output");
+        SharedView view(spec, true, "output " + out.names[i]);
+        backend.download(view.writableData(), out.buffers[i].get(), view.size());
     }
+}
+
+// Whether device buffers hold exactly these host bytes, downloaded in slices through one
+// reusable staging block (inputs run to hundreds of MiB, checked twice per call).
+bool deviceHolds(const std::vector<DeviceBuffer>& buffers, const std::vector<SharedView>& expected, Backend& backend)
+{
+    static Bytes staging(std::size_t {64} << 20);
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        const auto* device = static_cast<const unsigned char*>(buffers[i].get());
+        for (std::size_t done = 0; done < expected[i].size();) {
+            const std::size_t n = std::min(staging.size(), expected[i].size() - done);
+            backend.download(staging.data(), device + done, n);
+            if (std::memcmp(staging.data(), expected[i].data() + done, n) != 0)
+                return false;
+            done += n;
+        }
+    }
+    return true;
 }
 
 bool inputsUnchanged(const InputSet& set, Backend& backend)
 {
-    for (std::size_t i = 0; i < set.buffers.size(); ++i) {
-        Bytes now(set.pristine[i].size());
-        backend.download(now.data(), set.buffers[i].get(), now.size());
-        if (!now.empty() && std::memcmp(now.data(), set.pristine[i].data(), now.size()) != 0)
-            return false;
-    }
-    return true;
+    return deviceHolds(set.buffers, set.pristine, backend);
 }
 
 struct Stats {
@@ -293,13 +279,7 @@ double secondsSince(std::chrono::steady_clock::time_point t0)
 // Whether the set's device buffers hold the reference set's inputs.
 bool holdsInputsOf(const InputSet& set, const InputSet& reference, Backend& backend)
 {
-    for (std::size_t i = 0; i < set.buffers.size(); ++i) {
-        Bytes now(reference.pristine[i].size());
-        backend.download(now.data(), set.buffers[i].get(), now.size());
-        if (!now.empty() && std::memcmp(now.data(), reference.pristine[i].data(), now.size()) != 0)
-            return false;
-    }
-    return true;
+    return deviceHolds(set.buffers, reference.pristine, backend);
 }
 
 // Times one call per sample on rotating input sets. A sample's latency is the event time on the
@@ -330,6 +310,7 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
             break;
     }
     result["warmup_calls"] = warmupCalls;
+    result["warmup_seconds"] = secondsSince(warmStart);
 
     std::vector<double> samples, deviceSamples;
     std::vector<bool> sideFlags;
@@ -375,7 +356,7 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
         samples.push_back(latency);
         deviceSamples.push_back(t.deviceMicros);
         if (stopping) {
-            saveOutputs(job, swapped ? call.swappedOutputs.at(which) : call.timingOutputs.at(which), outputs, backend);
+            saveOutputs(swapped ? call.swappedOutputs.at(which) : call.timingOutputs.at(which), outputs, backend);
             if (swapped) { // the refilled inputs must come back untouched too
                 const InputSet& source = count > 1 ? sets[(which + 1) % count] : reference;
                 unchanged = unchanged && holdsInputsOf(sets[which], source, backend);
@@ -418,6 +399,8 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
     for (const bool side : sideFlags)
         sideWork += side ? 1 : 0;
     const Stats s = statistics(samples);
+    if (!spans.empty())
+        result["span_median_us"] = statistics(spans).median;
     result.update({{"samples_us", samples}, {"device_samples_us", deviceSamples}, {"median_us", s.median},
         {"mean_us", s.mean}, {"stdev_us", s.stdev}, {"p25_us", s.p25}, {"p75_us", s.p75}, {"min_us", s.min},
         {"side_work_samples", sideWork}, {"device_spans", !spans.empty()}, {"stop", stop},
@@ -451,7 +434,7 @@ nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, K
         result["message"] = "ks_run returned " + std::to_string(rc);
         return result;
     }
-    saveOutputs(job, call.outputs, outputs, backend);
+    saveOutputs(call.outputs, outputs, backend);
     result["inputs_unchanged"] = inputsUnchanged(sets[0], backend);
     result["status"] = "ok";
 

@@ -59,13 +59,18 @@ public:
         return p;
     }
     void release(void* p) override { cudaFree(p); }
+    // Copies are ordered on the harness's own stream and waited for: a plain cudaMemcpy runs on
+    // the legacy stream, which a non-blocking stream does not wait for, and from pageable memory it
+    // may return before its DMA has landed.
     void upload(void* dst, const void* src, std::size_t bytes) override
     {
-        check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (upload)");
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m_stream), "cudaMemcpyAsync (upload)");
+        check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (upload)");
     }
     void download(void* dst, const void* src, std::size_t bytes) override
     {
-        check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (download)");
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, m_stream), "cudaMemcpyAsync (download)");
+        check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (download)");
     }
     void copyWithin(void* dst, const void* src, std::size_t bytes) override
     {

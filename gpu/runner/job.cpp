@@ -10,9 +10,12 @@ namespace {
 
 Buffer readBuffer(const nlohmann::json& j, const std::string& where)
 {
-    if (!j.is_object() || !j.contains("file") || !j.contains("bytes"))
-        throw std::runtime_error(where + ": needs file and bytes");
-    return {j.at("file").get<std::string>(), j.at("bytes").get<std::size_t>()};
+    if (!j.is_object() || !j.contains("fd") || !j.contains("bytes"))
+        throw std::runtime_error(where + ": needs fd and bytes");
+    const int fd = j.at("fd").get<int>();
+    if (fd < 3)
+        throw std::runtime_error(where + ": fd " + std::to_string(fd) + " is not a shared buffer");
+    return {fd, j.at("bytes").get<std::size_t>()};
 }
 
 Field::Role parseRole(const std::string& role)

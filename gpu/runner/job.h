@@ -20,7 +20,7 @@ struct Field {
 };
 
 struct Buffer {
-    std::string file; // raw little-endian bytes (inputs: read; outputs: written)
+    int fd = -1; // shared memory inherited from the parent: raw little-endian bytes (inputs are sealed)
     std::size_t bytes = 0;
 };
 

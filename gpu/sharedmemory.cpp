@@ -1,0 +1,161 @@
+#include "sharedmemory.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <stdexcept>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace ks {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& name)
+{
+    throw std::runtime_error("shared memory for " + name + ": " + what + ": " + std::strerror(errno));
+}
+
+int createSized(std::size_t bytes, const std::string& name)
+{
+    const int fd = ::memfd_create(("ksearch-" + name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        fail("memfd_create", name);
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        ::close(fd);
+        fail("cannot size to " + std::to_string(bytes) + " bytes", name);
+    }
+    return fd;
+}
+
+void* mapShared(int fd, std::size_t bytes, int protection, const std::string& name)
+{
+    if (bytes == 0)
+        return nullptr;
+    void* map = ::mmap(nullptr, bytes, protection, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        ::close(fd);
+        fail("cannot map", name);
+    }
+    return map;
+}
+
+void seal(int fd, int seals, const std::string& name)
+{
+    if (::fcntl(fd, F_ADD_SEALS, seals | F_SEAL_SEAL) != 0) {
+        ::close(fd);
+        fail("cannot seal", name);
+    }
+}
+
+} // namespace
+
+SharedMemory::SharedMemory(int fd, std::size_t size, void* map, bool writable)
+    : m_fd(fd)
+    , m_size(size)
+    , m_map(map)
+    , m_writable(writable)
+{
+}
+
+SharedMemory::~SharedMemory()
+{
+    if (m_map)
+        ::munmap(m_map, m_size);
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+std::shared_ptr<SharedMemory> SharedMemory::sealedCopy(std::span<const std::byte> data, const std::string& name)
+{
+    const int fd = createSized(data.size(), name);
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+        if (n <= 0) {
+            ::close(fd);
+            fail("cannot write", name);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    seal(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE, name);
+    return std::shared_ptr<SharedMemory>(new SharedMemory(fd, data.size(), mapShared(fd, data.size(), PROT_READ, name), false));
+}
+
+std::shared_ptr<SharedMemory> SharedMemory::writable(std::size_t bytes, const std::string& name)
+{
+    const int fd = createSized(bytes, name);
+    seal(fd, F_SEAL_SHRINK | F_SEAL_GROW, name);
+    return std::shared_ptr<SharedMemory>(new SharedMemory(fd, bytes, mapShared(fd, bytes, PROT_READ | PROT_WRITE, name), true));
+}
+
+void SharedMemory::plantMarks(std::uint64_t seed)
+{
+    m_marks.clear();
+    if (!m_writable || m_size < sizeof(std::uint64_t))
+        return;
+    // Up to one mark per 4 KiB page, at most 4096: the runner overwrites whole buffers, so a few
+    // thousand words catch a skipped write with certainty at a negligible cost.
+    const std::size_t slots = m_size / sizeof(std::uint64_t);
+    const std::size_t count = std::min<std::size_t>(4096, std::max<std::size_t>(1, m_size / 4096));
+    std::mt19937_64 random(seed);
+    auto* base = static_cast<std::byte*>(m_map);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t offset = (random() % slots) * sizeof(std::uint64_t);
+        const std::uint64_t value = random();
+        std::memcpy(base + offset, &value, sizeof value);
+        m_marks.emplace_back(offset, value);
+    }
+}
+
+bool SharedMemory::marksSurvive() const
+{
+    // A later mark may land on an earlier one's place: only the last value written there counts.
+    std::map<std::size_t, std::uint64_t> last;
+    for (const auto& [offset, value] : m_marks)
+        last[offset] = value;
+    const auto* base = static_cast<const std::byte*>(m_map);
+    for (const auto& [offset, value] : last) {
+        std::uint64_t now = 0;
+        std::memcpy(&now, base + offset, sizeof now);
+        if (now == value)
+            return true;
+    }
+    return false;
+}
+
+TensorView SharedTensor::view() const
+{
+    return {name, dtype, shape, memory ? memory->bytes() : std::span<const std::byte> {}};
+}
+
+HostTensor SharedTensor::copy() const
+{
+    const auto bytes = memory ? memory->bytes() : std::span<const std::byte> {};
+    return {name, dtype, shape, scalar, {bytes.begin(), bytes.end()}};
+}
+
+SharedTensor shareTensor(const HostTensor& t)
+{
+    return {t.name, t.dtype, t.shape, t.scalar, SharedMemory::sealedCopy(t.data, t.name)};
+}
+
+std::vector<SharedTensor> shareTensors(const std::vector<HostTensor>& tensors)
+{
+    std::vector<SharedTensor> out;
+    out.reserve(tensors.size());
+    for (const auto& t : tensors)
+        out.push_back(shareTensor(t));
+    return out;
+}
+
+std::shared_ptr<SharedMemory> SharedBufferPool::output(const std::string& key, std::size_t bytes)
+{
+    auto& slot = m_buffers[key];
+    if (!slot || slot->size() != bytes)
+        slot = SharedMemory::writable(bytes, key);
+    return slot;
+}
+
+} // namespace ks
