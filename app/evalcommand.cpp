@@ -60,7 +60,8 @@ void printTable(const Evaluation& e, QTextStream& out)
     if (!e.device.empty())
         out << ", " << QString::fromStdString(e.device);
     out << ")\n";
-    out << "time: compile " << num(e.compileSeconds) << " s" << (e.compileCached ? " (cached)" : "") << ", reference "
+    out << "time: compile " << num(e.compileSeconds) << " s" << (e.compileCached ? " (cached)" : "") << ", inputs "
+        << num(e.inputSeconds) << " s, reference "
         << num(e.referenceSeconds) << " s, baseline " << num(e.baselineSeconds) << " s, candidate "
         << num(e.candidateSeconds) << " s (timed loop " << num(e.timedGpuSeconds) << " s), total "
         << num(e.totalSeconds) << " s\n";

@@ -11,7 +11,9 @@ target_compile_options(ksearch_common_cfg INTERFACE
     # It also reports -Wmaybe-uninitialized inside nlohmann::json iterators and std::optional
     # copies once -O2 inlines them (GCC bugs 80635, 107919): false positives in headers, and the
     # asan preset (UBSan included) runs the suite without this blind spot.
-    $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict -Wno-maybe-uninitialized>)
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict -Wno-maybe-uninitialized>
+    # The runner's helper kernels: warnings as errors there too.
+    $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${KSEARCH_WERROR}>>:-Werror=all-warnings>)
 target_compile_definitions(ksearch_common_cfg INTERFACE
     QT_NO_CAST_FROM_ASCII
     QT_NO_CAST_TO_ASCII

@@ -99,8 +99,9 @@ double geometricMean(const std::vector<double>& values)
 struct Evaluator::WorkloadData {
     const Workload* workload = nullptr;
     std::vector<std::vector<SharedTensor>> inputSets; // [0]: correctness; [1..]: timing rotation
-    std::vector<std::vector<HostTensor>> expected; // per input set
-    std::vector<HostTensor> outputTemplate;
+    // Per input set: the reference runner's outputs, in shared memory no later job writes.
+    std::vector<std::vector<SharedTensor>> expected;
+    std::vector<HostTensor> outputTemplate; // names, dtypes and shapes; no data
     std::int64_t workspaceBytes = 0;
     double bytes = 0, flops = 0;
     bool gpuReference = false;
@@ -214,6 +215,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
             chosen.push_back(w);
         }
     }
+    const auto inputStart = std::chrono::steady_clock::now();
     for (const Workload* w : chosen) {
         auto data = std::make_unique<WorkloadData>();
         data->workload = w;
@@ -233,7 +235,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
             m_prepareError = "inputs of workload " + w->uuid + ": " + ex.what();
             return false;
         }
-        data->outputTemplate = gen.allocateOutputs();
+        data->outputTemplate = gen.describeOutputs();
         data->workspaceBytes = gen.workspaceBytes();
         if (def.costModel) {
             data->bytes = evaluateAxisExpression(def.costModel->bytes, *w).value_or(0);
@@ -246,6 +248,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     }
 
     // Expected outputs: one call per (workload, input set), in a runner of their own.
+    m_inputSeconds = secondsSince(inputStart);
+    spdlog::debug("inputs of {} workloads generated and shared in {:.2f} s", m_workloads.size(), m_inputSeconds);
     const auto refStart = std::chrono::steady_clock::now();
     for (const bool onGpu : {false, true}) {
         const CompileCache::Result* lib = onGpu ? gpuReference : reference;
@@ -287,8 +291,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
                     label + " failed on workload " + where[i].first->workload->uuid + ": " + failure->second;
                 return false;
             }
-            for (const auto& out : r.calls[i].outputs)
-                where[i].first->expected[where[i].second].push_back(out.copy());
+            where[i].first->expected[where[i].second] = std::move(r.calls[i].outputs);
         }
     }
     m_referenceSeconds = secondsSince(refStart);
@@ -378,6 +381,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         if (m_prepareError.empty())
             prepare(e, at(refIndex), at(gpuRefIndex), at(baseIndex));
     }
+    e.inputSeconds = m_inputSeconds;
     e.referenceSeconds = m_referenceSeconds;
     e.baselineSeconds = m_baselineSeconds;
     e.device = m_device;
@@ -466,7 +470,7 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
             // produced inside the loop), then each set's buffers refilled with the next set's inputs
             // (the first call's when there is one set): cached, replayed or deferred results fail.
             const std::size_t sets = o.timingOutputs.size();
-            auto verify = [&](const std::vector<SharedTensor>& got, const std::vector<HostTensor>& want,
+            auto verify = [&](const std::vector<SharedTensor>& got, const std::vector<SharedTensor>& want,
                               const std::string& where) {
                 for (std::size_t k = 0; k < got.size() && r.status == Verdict::Passed; ++k) {
                     const auto c = compareOutput(got[k].view(), want[k].view(), tol);

@@ -74,7 +74,7 @@ private:
     std::shared_ptr<SharedBufferPool> m_outputBuffers = std::make_shared<SharedBufferPool>();
     bool m_prepared = false;
     std::string m_prepareError;
-    double m_referenceSeconds = 0.0, m_baselineSeconds = 0.0;
+    double m_inputSeconds = 0.0, m_referenceSeconds = 0.0, m_baselineSeconds = 0.0;
     double m_copyBandwidthGBs = 0.0;
     std::string m_device;
     int m_jobCounter = 0;

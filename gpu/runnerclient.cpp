@@ -67,6 +67,11 @@ nlohmann::json bufferEntry(const SharedMemory& m, std::vector<int>& fds)
     return {{"fd", m.fd()}, {"bytes", m.size()}};
 }
 
+std::size_t outputBytes(const HostTensor& t)
+{
+    return t.elements() * dtypeSize(t.dtype);
+}
+
 std::string outputKey(const RunnerCall& call, std::size_t set, const std::string& name)
 {
     return call.id + "/" + std::to_string(set) + "/" + name;
@@ -109,7 +114,7 @@ nlohmann::json describeJob(const RunnerJob& job, SharedBufferPool& pool, std::ve
     // Outputs go to shared buffers marked before the job; inputs are the callers' sealed copies.
     std::uint64_t markSeed = std::random_device {}();
     auto outputEntry = [&](const RunnerCall& call, std::size_t set, const HostTensor& t) {
-        auto buffer = pool.output(outputKey(call, set, t.name), t.data.size());
+        auto buffer = pool.output(outputKey(call, set, t.name), outputBytes(t));
         buffer->plantMarks(markSeed++ * 0x9e3779b97f4a7c15ULL);
         return bufferEntry(*buffer, fds);
     };
@@ -244,7 +249,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
             const auto& call = job.calls[it->second];
             auto readSet = [&](std::size_t set, std::vector<SharedTensor>& into) {
                 for (const auto& t : call.outputs) {
-                    auto buffer = pool->output(outputKey(call, set, t.name), t.data.size());
+                    auto buffer = pool->output(outputKey(call, set, t.name), outputBytes(t));
                     if (buffer->marksSurvive()) {
                         outcome.status = RunnerCallOutcome::Status::HarnessError;
                         outcome.message = "output " + t.name + " was not written after the call";

@@ -15,8 +15,8 @@
 namespace ks {
 
 // One ks_run call for the runner: inputs in sealed shared memory (shared by every job that
-// uses them), outputs sized (their contents are ignored: the runner poisons them), the var-axis
-// values and the workspace size.
+// uses them), outputs by name, dtype and shape (their data, if any, is ignored: the runner
+// poisons its own buffers), the var-axis values and the workspace size.
 struct RunnerCall {
     std::string id;
     std::vector<SharedTensor> inputs; // the correctness set

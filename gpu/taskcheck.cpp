@@ -36,7 +36,7 @@ std::vector<RunnerCall> buildCalls(const Task& task, const std::vector<const Wor
         RunnerCall call;
         call.id = w->uuid;
         call.inputs = shareTensors(gen.generateInputs());
-        call.outputs = gen.allocateOutputs();
+        call.outputs = gen.describeOutputs();
         call.axes = w->axes;
         call.workspaceBytes = gen.workspaceBytes();
         call.poisonSeed = seed ^ std::hash<std::string> {}(w->uuid);

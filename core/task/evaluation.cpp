@@ -44,7 +44,7 @@ nlohmann::json toJson(const Evaluation& e)
         {"resources", resources}, {"device", e.device}, {"copy_bandwidth_gbs", e.copyBandwidthGBs},
         {"compile_cached", e.compileCached},
         {"seconds",
-            {{"compile", e.compileSeconds}, {"reference", e.referenceSeconds}, {"baseline", e.baselineSeconds},
+            {{"compile", e.compileSeconds}, {"inputs", e.inputSeconds}, {"reference", e.referenceSeconds}, {"baseline", e.baselineSeconds},
                 {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds}, {"total", e.totalSeconds}}},
         {"phases_s", e.phases}};
 }
@@ -110,6 +110,7 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
             static_cast<long>(number(r, "shared_bytes")), static_cast<long>(number(r, "spill_bytes"))});
     const nlohmann::json seconds = j.value("seconds", nlohmann::json::object());
     e.compileSeconds = number(seconds, "compile");
+    e.inputSeconds = number(seconds, "inputs");
     e.referenceSeconds = number(seconds, "reference");
     e.baselineSeconds = number(seconds, "baseline");
     e.candidateSeconds = number(seconds, "candidate");

@@ -142,7 +142,7 @@ std::vector<HostTensor> InputGenerator::generateInputs(std::uint32_t trial) cons
     return out;
 }
 
-std::vector<HostTensor> InputGenerator::allocateOutputs() const
+std::vector<HostTensor> InputGenerator::describeOutputs() const
 {
     std::vector<HostTensor> out;
     for (const auto& spec : m_def.outputs) {
@@ -150,7 +150,6 @@ std::vector<HostTensor> InputGenerator::allocateOutputs() const
         t.name = spec.name;
         t.dtype = spec.dtype;
         t.shape = shapeOf(spec);
-        t.data.assign(t.elements() * dtypeSize(t.dtype), std::byte {0});
         out.push_back(std::move(t));
     }
     return out;

@@ -23,8 +23,9 @@ public:
     std::vector<std::int64_t> shapeOf(const TensorSpec& spec) const;
     HostTensor generate(const TensorSpec& spec, std::uint32_t trial = 0) const;
     std::vector<HostTensor> generateInputs(std::uint32_t trial = 0) const;
-    // Outputs sized from the workload, zero-filled (the harness poisons them before each call).
-    std::vector<HostTensor> allocateOutputs() const;
+    // The outputs' names, dtypes and shapes for this workload, without data: the runner makes
+    // (and poisons) its own buffers.
+    std::vector<HostTensor> describeOutputs() const;
     std::int64_t workspaceBytes() const;
 
     // An element of a generated integer index tensor (for constraints such as kv_indptr[-1]).

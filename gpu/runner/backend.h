@@ -32,11 +32,14 @@ public:
     virtual void upload(void* dst, const void* src, std::size_t bytes) = 0;
     virtual void download(void* dst, const void* src, std::size_t bytes) = 0;
     virtual void copyWithin(void* dst, const void* src, std::size_t bytes) = 0; // device to device
+    // Whether two device ranges hold the same bytes (compared where they live).
+    virtual bool sameBytes(const void* a, const void* b, std::size_t bytes) = 0;
     // Runs the entry point and waits until the whole device is idle, so work the candidate put
     // on any other stream is included; returns its return code.
     virtual int run(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;
-    // Evicts caches (L2 twice over, persisting lines and access-policy windows reset), then times
-    // one call.
+    // Before each timed call: undoes what could keep data cached across a flush (persisting L2
+    // lines, access-policy windows). timedRun then evicts the caches (CUDA: 2x the L2 written
+    // right before the start event; host: 64 MiB written here) and times one call.
     virtual void flushCaches() = 0;
     virtual TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;
     // Median host-clock overhead of an empty device operation timed like a call: what wall time

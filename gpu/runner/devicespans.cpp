@@ -49,8 +49,8 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
 
 bool DeviceSpans::enable()
 {
-    const char* on = std::getenv("KSEARCH_CUPTI_SPANS");
-    if (!on || std::strcmp(on, "1") != 0)
+    const char* setting = std::getenv("KSEARCH_CUPTI_SPANS");
+    if (setting && std::strcmp(setting, "0") == 0)
         return false;
     if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS)
         return false;

@@ -11,8 +11,8 @@ namespace ksr {
 //
 // Windows are only stamped while the timing loop runs; CUPTI's buffers are flushed once, after the
 // loop (flushing per call put about 200 us of host work inside every timed call on the H200,
-// 2026-12-02). Off unless KSEARCH_CUPTI_SPANS=1: the once-per-loop flush has not been measured on
-// the GPU yet.
+// 2026-12-02). On by default; KSEARCH_CUPTI_SPANS=0 turns it off (then only the host-clock check
+// catches side-stream work).
 class DeviceSpans
 {
 public:

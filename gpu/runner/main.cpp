@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <iostream>
@@ -107,7 +108,12 @@ int runJob(const std::string& dir)
         }
     }
     std::fclose(results);
-    return exitCode;
+    // Every result is on disk: leave without tearing the CUDA context, the candidate's library
+    // and the buffers down one by one. The kernel and the driver reclaim them when the process
+    // ends, and the orderly way cost 0.15-0.25 s per candidate on the H200.
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(exitCode);
 }
 
 } // namespace
