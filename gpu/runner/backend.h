@@ -34,6 +34,9 @@ public:
     virtual void copyWithin(void* dst, const void* src, std::size_t bytes) = 0; // device to device
     // Whether two device ranges hold the same bytes (compared where they live).
     virtual bool sameBytes(const void* a, const void* b, std::size_t bytes) = 0;
+    // Whether "device" memory is plain host memory (then host memory is usable wherever device
+    // memory is asked for, and keeping device copies of host data is a waste).
+    virtual bool hostMemory() const { return false; }
     // Runs the entry point and waits until the whole device is idle, so work the candidate put
     // on any other stream is included; returns its return code.
     virtual int run(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;

@@ -127,11 +127,14 @@ void fillNoise(Backend& backend, const DeviceBuffer& buffer, std::uint64_t seed)
 }
 
 // One input set on the device plus the KsArgs bytes that point at it (and at the shared outputs).
-// Each tensor input also has a pristine copy on the device, which the candidate is never handed:
-// the unchanged-inputs checks and the refills of the final timing round use it, on the device.
+// Each tensor input also has a pristine copy the candidate is never handed, in device memory: the
+// unchanged-inputs checks and the refills of the final timing round use it where it lives. On
+// the host backend that is the parent's sealed shared copy itself.
 struct InputSet {
     std::vector<DeviceBuffer> buffers;
-    std::vector<DeviceBuffer> pristine; // in buffers order
+    std::vector<SharedView> shared; // the parent's copies, kept mapped on the host backend
+    std::vector<DeviceBuffer> deviceCopies; // CUDA: device copies
+    std::vector<const void*> pristine; // in buffers order
     Bytes args;
 };
 
@@ -175,11 +178,17 @@ InputSet uploadInputs(
         switch (field.role) {
         case Field::Role::Input: {
             const Buffer& spec = inputs.at(field.name);
-            const SharedView data(spec, false, "input " + field.name);
+            SharedView data(spec, false, "input " + field.name);
             set.buffers.emplace_back(backend, spec.bytes);
             backend.upload(set.buffers.back().get(), data.data(), data.size());
-            set.pristine.emplace_back(backend, spec.bytes);
-            backend.copyWithin(set.pristine.back().get(), set.buffers.back().get(), spec.bytes);
+            if (backend.hostMemory()) {
+                set.pristine.push_back(data.data());
+                set.shared.push_back(std::move(data));
+            } else {
+                set.deviceCopies.emplace_back(backend, spec.bytes);
+                backend.copyWithin(set.deviceCopies.back().get(), set.buffers.back().get(), spec.bytes);
+                set.pristine.push_back(set.deviceCopies.back().get());
+            }
             void* p = set.buffers.back().get();
             std::memcpy(slot, &p, sizeof p);
             break;
@@ -227,10 +236,10 @@ void saveOutputs(const BufferSet& shared, const Outputs& out, Backend& backend)
 }
 
 // Whether the device buffers hold the bytes of these pristine copies.
-bool deviceHolds(const std::vector<DeviceBuffer>& buffers, const std::vector<DeviceBuffer>& pristine, Backend& backend)
+bool deviceHolds(const std::vector<DeviceBuffer>& buffers, const std::vector<const void*>& pristine, Backend& backend)
 {
     for (std::size_t i = 0; i < buffers.size(); ++i)
-        if (!backend.sameBytes(buffers[i].get(), pristine[i].get(), pristine[i].bytes()))
+        if (!backend.sameBytes(buffers[i].get(), pristine[i], buffers[i].bytes()))
             return false;
     return true;
 }
@@ -331,7 +340,7 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
             // From the pristine copy: the next set's own buffers may be refilled already.
             const InputSet& source = count > 1 ? sets[(which + 1) % count] : reference;
             for (std::size_t t = 0; t < sets[which].buffers.size(); ++t)
-                backend.copyWithin(sets[which].buffers[t].get(), source.pristine[t].get(), source.pristine[t].bytes());
+                backend.copyWithin(sets[which].buffers[t].get(), source.pristine[t], sets[which].buffers[t].bytes());
         }
         poison(outputs, backend);
         backend.flushCaches();

@@ -31,6 +31,7 @@ public:
     void download(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
     void copyWithin(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
     bool sameBytes(const void* a, const void* b, std::size_t bytes) override { return std::memcmp(a, b, bytes) == 0; }
+    bool hostMemory() const override { return true; }
     int run(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
         return fn(args, workspace, workspaceBytes, nullptr);
