@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -23,28 +24,33 @@ template<typename Load>
 void compareRange(const std::byte* actual, const std::byte* expected, std::size_t elementSize, std::size_t begin,
     std::size_t end, const Tolerance& tolerance, Load load, Partial& p)
 {
+    constexpr double kLargest = std::numeric_limits<double>::max();
     for (std::size_t i = begin; i < end; ++i) {
         const double x = load(actual + i * elementSize);
         const double y = load(expected + i * elementSize);
-        if (!std::isfinite(x)) {
+        const double absY = std::fabs(y);
+        // One test for the rare case (false for NaN and infinities): the common path stays short.
+        if (!(std::fabs(x) <= kLargest && absY <= kLargest)) {
             // A non-finite expected value only matches the same non-finite value (e.g. lse = -inf
-            // for an empty sequence); a NaN never matches.
-            if (!std::isnan(x) && !std::isnan(y) && x == y)
-                ++p.matched;
-            else
-                ++p.nonFinite;
+            // for an empty sequence); a NaN never matches; finite where the reference is not is a
+            // mismatch that is not counted as NaN/Inf.
+            if (!std::isfinite(x)) {
+                if (!std::isnan(x) && !std::isnan(y) && x == y)
+                    ++p.matched;
+                else
+                    ++p.nonFinite;
+            }
             continue;
         }
-        if (!std::isfinite(y))
-            continue; // finite where the reference is not: a mismatch
         const double abs = std::fabs(x - y);
-        const double rel = abs / (std::fabs(y) + 1e-8);
-        p.maxAbs = std::max(p.maxAbs, abs);
-        p.maxRel = std::max(p.maxRel, rel);
-        if (!(abs > tolerance.atol && rel > tolerance.rtol))
-            ++p.matched;
+        // |x-y| > atol and |x-y| > rtol*|y|: a mismatch.
+        p.matched += !(abs > tolerance.atol && abs > tolerance.rtol * absY) ? 1 : 0;
+        const double scale = absY + 1e-8;
+        if (abs > p.maxRel * scale) // the division only when the relative maximum grows
+            p.maxRel = abs / scale;
         if (abs > p.worstAbs) {
             p.worstAbs = abs;
+            p.maxAbs = abs;
             p.worstIndex = i;
             p.worstActual = x;
             p.worstExpected = y;
