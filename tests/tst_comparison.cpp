@@ -2,6 +2,7 @@
 
 #include <task/comparison.h>
 
+#include <cmath>
 #include <limits>
 
 using namespace ks;
@@ -27,6 +28,8 @@ private slots:
     void matchedRatio();
     void shapeMismatch();
     void describesWorstElement();
+    void samplingFindsWrongRegions_data();
+    void samplingFindsWrongRegions();
 };
 
 void TestComparison::rule_data()
@@ -86,6 +89,41 @@ void TestComparison::describesWorstElement()
     QVERIFY2(text.contains(u"MISMATCH") && text.contains(u"1 of 4") && text.contains(u"element 2")
             && text.contains(u"got 7") && text.contains(u"expected 3"),
         qPrintable(text));
+}
+
+void TestComparison::samplingFindsWrongRegions_data()
+{
+    QTest::addColumn<int>("wrongFrom"); // elements [wrongFrom, wrongTo) are wrong
+    QTest::addColumn<int>("wrongTo");
+    QTest::addColumn<bool>("passes");
+    QTest::newRow("all right") << 0 << 0 << true;
+    QTest::newRow("last tenth wrong (rows skipped)") << 180000 << 200000 << false;
+    QTest::newRow("first half wrong (half written)") << 0 << 100000 << false;
+    QTest::newRow("every element wrong (stale)") << 0 << 200000 << false;
+}
+
+void TestComparison::samplingFindsWrongRegions()
+{
+    QFETCH(int, wrongFrom);
+    QFETCH(int, wrongTo);
+    QFETCH(bool, passes);
+    std::vector<double> exp(200000), act(200000);
+    for (std::size_t i = 0; i < exp.size(); ++i)
+        exp[i] = act[i] = std::sin(static_cast<double>(i));
+    for (int i = wrongFrom; i < wrongTo; ++i)
+        act[static_cast<std::size_t>(i)] += 1.0;
+    const HostTensor a = tensor(act), e = tensor(exp);
+    // Several secret seeds: each must reach the same verdict while comparing about an eighth.
+    for (const std::uint64_t seed : {1ULL, 42ULL, 0xdeadbeefULL}) {
+        const auto c = compareOutput(a.view(), e.view(), {0.01, 0.01, 1.0}, {8, seed, 1000});
+        QCOMPARE(c.passed, passes);
+        QCOMPARE(c.population, exp.size());
+        QVERIFY2(c.total > exp.size() / 12 && c.total < exp.size() / 5, qPrintable(QString::number(c.total)));
+        if (!passes)
+            QVERIFY(QString::fromStdString(describeComparison(c)).contains(u"sampled"));
+    }
+    // Below the size threshold everything is compared.
+    QCOMPARE(compareOutput(a.view(), e.view(), {0.01, 0.01, 1.0}, {8, 1, exp.size()}).total, exp.size());
 }
 
 KS_TEST_MAIN_CORE(TestComparison)

@@ -84,13 +84,27 @@ void compareRange(const TensorView& actual, const TensorView& expected, std::siz
     }
 }
 
+// Whether block b of a sampled comparison is compared: a hash of the secret seed, so the blocks
+// are spread evenly, differ between evaluations, and cannot be known in advance.
+bool blockChosen(std::uint64_t seed, std::size_t block, unsigned everyNth)
+{
+    std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (block + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (z ^ (z >> 31)) % everyNth == 0;
+}
+
+constexpr std::size_t kSampleBlock = 256; // elements: contiguous runs keep the reads streaming
+
 } // namespace
 
-OutputComparison compareOutput(const TensorView& actual, const TensorView& expected, const Tolerance& tolerance)
+OutputComparison compareOutput(
+    const TensorView& actual, const TensorView& expected, const Tolerance& tolerance, const Sampling& sampling)
 {
     OutputComparison c;
     c.name = expected.name;
     c.total = expected.elements();
+    c.population = c.total;
     if (!std::ranges::equal(actual.shape, expected.shape) || actual.dtype != expected.dtype
         || actual.data.size() != expected.data.size() || expected.data.size() != c.total * dtypeSize(expected.dtype)) {
         c.shapeMismatch = true;
@@ -98,11 +112,29 @@ OutputComparison compareOutput(const TensorView& actual, const TensorView& expec
     }
     // Chunks are compared in parallel and merged in chunk order: the result does not depend on
     // the thread count.
+    const bool sampled = sampling.everyNth > 1 && c.total > sampling.minElements;
     std::vector<Partial> partials(parallelChunkCount(c.total));
+    std::vector<std::size_t> compared(partials.size(), 0);
     const std::size_t chunk = (c.total + partials.size() - 1) / std::max<std::size_t>(1, partials.size());
     parallelChunks(c.total, [&](std::size_t begin, std::size_t end, std::size_t) {
-        compareRange(actual, expected, begin, end, tolerance, partials[begin / std::max<std::size_t>(1, chunk)]);
+        const std::size_t slot = begin / std::max<std::size_t>(1, chunk);
+        if (!sampled) {
+            compareRange(actual, expected, begin, end, tolerance, partials[slot]);
+            compared[slot] = end - begin;
+            return;
+        }
+        for (std::size_t block = begin / kSampleBlock; block * kSampleBlock < end; ++block) {
+            const std::size_t from = std::max(begin, block * kSampleBlock);
+            const std::size_t to = std::min(end, (block + 1) * kSampleBlock);
+            if (blockChosen(sampling.seed, block, sampling.everyNth)) {
+                compareRange(actual, expected, from, to, tolerance, partials[slot]);
+                compared[slot] += to - from;
+            }
+        }
     });
+    c.total = 0;
+    for (const std::size_t n : compared)
+        c.total += n;
     double worstAbs = -1.0;
     for (const auto& p : partials) {
         c.matched += p.matched;
@@ -131,7 +163,7 @@ std::string describeComparison(const OutputComparison& c)
         return s.str();
     }
     s << (c.passed ? "ok" : "MISMATCH") << ", " << (c.total - c.matched) << " of " << c.total
-      << " elements outside tolerance";
+      << (c.total < c.population ? " sampled" : "") << " elements outside tolerance";
     if (c.nonFinite)
         s << " (" << c.nonFinite << " NaN/Inf)";
     s << ", max abs error " << c.maxAbsError << ", max rel error " << c.maxRelError;
