@@ -61,10 +61,9 @@ void printTable(const Evaluation& e, QTextStream& out)
         out << ", " << QString::fromStdString(e.device);
     out << ")\n";
     out << "time: compile " << num(e.compileSeconds) << " s" << (e.compileCached ? " (cached)" : "") << ", inputs "
-        << num(e.inputSeconds) << " s, reference "
-        << num(e.referenceSeconds) << " s, baseline " << num(e.baselineSeconds) << " s, candidate "
-        << num(e.candidateSeconds) << " s (timed loop " << num(e.timedGpuSeconds) << " s), total "
-        << num(e.totalSeconds) << " s\n";
+        << num(e.inputSeconds) << " s, reference " << num(e.referenceSeconds) << " s, baseline "
+        << num(e.baselineSeconds) << " s, candidate " << num(e.candidateSeconds) << " s (timed loop "
+        << num(e.timedGpuSeconds) << " s), total " << num(e.totalSeconds) << " s\n";
     if (e.status != Verdict::Passed)
         out << "\n" << QString::fromStdString(e.log);
 }

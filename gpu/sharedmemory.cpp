@@ -80,14 +80,16 @@ std::shared_ptr<SharedMemory> SharedMemory::sealedCopy(std::span<const std::byte
         done += static_cast<std::size_t>(n);
     }
     seal(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE, name);
-    return std::shared_ptr<SharedMemory>(new SharedMemory(fd, data.size(), mapShared(fd, data.size(), PROT_READ, name), false));
+    return std::shared_ptr<SharedMemory>(
+        new SharedMemory(fd, data.size(), mapShared(fd, data.size(), PROT_READ, name), false));
 }
 
 std::shared_ptr<SharedMemory> SharedMemory::writable(std::size_t bytes, const std::string& name)
 {
     const int fd = createSized(bytes, name);
     seal(fd, F_SEAL_SHRINK | F_SEAL_GROW, name);
-    return std::shared_ptr<SharedMemory>(new SharedMemory(fd, bytes, mapShared(fd, bytes, PROT_READ | PROT_WRITE, name), true));
+    return std::shared_ptr<SharedMemory>(
+        new SharedMemory(fd, bytes, mapShared(fd, bytes, PROT_READ | PROT_WRITE, name), true));
 }
 
 void SharedMemory::plantMarks(std::uint64_t seed)

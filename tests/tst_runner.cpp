@@ -157,7 +157,8 @@ void TestRunner::kernels()
             continue;
         }
         QCOMPARE(r.calls[c].inputsUnchanged, inputsIntact);
-        allCorrect = allCorrect && compareOutput(r.calls[c].outputs[0].view(), expected(j.calls[c]).view(), {1e-6, 1e-6, 1.0}).passed;
+        allCorrect = allCorrect
+            && compareOutput(r.calls[c].outputs[0].view(), expected(j.calls[c]).view(), {1e-6, 1e-6, 1.0}).passed;
     }
     QCOMPARE(allCorrect, correct);
     if (status == u"crashed")
@@ -232,7 +233,8 @@ void TestRunner::unwrittenOutputsAreNotJudged()
 
     const fs::path liar = fs::path(m_dir.path().toStdString()) / "liar.sh";
     test::writeText(liar,
-        "#!/bin/sh\nfor id in call0 call1; do printf '{\"status\":\"ok\",\"id\":\"%s\"}\\n' $id >> \"$2/result.jsonl\"; "
+        "#!/bin/sh\nfor id in call0 call1; do printf '{\"status\":\"ok\",\"id\":\"%s\"}\\n' $id >> "
+        "\"$2/result.jsonl\"; "
         "done\n");
     fs::permissions(liar, fs::perms::owner_all);
     qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(liar.string()));

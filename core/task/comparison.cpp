@@ -65,21 +65,27 @@ void compareRange(const TensorView& actual, const TensorView& expected, std::siz
     const std::byte* e = expected.data.data();
     switch (actual.dtype) {
     case DType::Float32:
-        return compareRange(a, e, 4, begin, end, tolerance, [](const std::byte* q) {
-            float v;
-            std::memcpy(&v, q, sizeof v);
-            return static_cast<double>(v);
-        }, p);
+        return compareRange(
+            a, e, 4, begin, end, tolerance,
+            [](const std::byte* q) {
+                float v;
+                std::memcpy(&v, q, sizeof v);
+                return static_cast<double>(v);
+            },
+            p);
     case DType::BFloat16:
-        return compareRange(a, e, 2, begin, end, tolerance, [](const std::byte* q) {
-            std::uint16_t bits;
-            std::memcpy(&bits, q, sizeof bits);
-            return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16));
-        }, p);
+        return compareRange(
+            a, e, 2, begin, end, tolerance,
+            [](const std::byte* q) {
+                std::uint16_t bits;
+                std::memcpy(&bits, q, sizeof bits);
+                return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16));
+            },
+            p);
     default: {
         const DType t = actual.dtype;
-        return compareRange(a, e, dtypeSize(t), begin, end, tolerance,
-            [t](const std::byte* q) { return loadElement(t, q); }, p);
+        return compareRange(
+            a, e, dtypeSize(t), begin, end, tolerance, [t](const std::byte* q) { return loadElement(t, q); }, p);
     }
     }
 }

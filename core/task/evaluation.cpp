@@ -44,8 +44,9 @@ nlohmann::json toJson(const Evaluation& e)
         {"resources", resources}, {"device", e.device}, {"copy_bandwidth_gbs", e.copyBandwidthGBs},
         {"compile_cached", e.compileCached},
         {"seconds",
-            {{"compile", e.compileSeconds}, {"inputs", e.inputSeconds}, {"reference", e.referenceSeconds}, {"baseline", e.baselineSeconds},
-                {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds}, {"total", e.totalSeconds}}},
+            {{"compile", e.compileSeconds}, {"inputs", e.inputSeconds}, {"reference", e.referenceSeconds},
+                {"baseline", e.baselineSeconds}, {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds},
+                {"total", e.totalSeconds}}},
         {"phases_s", e.phases}};
 }
 

@@ -51,7 +51,8 @@ struct Evaluation {
     double copyBandwidthGBs = 0.0;
     bool compileCached = false;
     // Where the time went, in seconds.
-    double compileSeconds = 0.0, inputSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0, candidateSeconds = 0.0;
+    double compileSeconds = 0.0, inputSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0,
+           candidateSeconds = 0.0;
     double timedGpuSeconds = 0.0; // the candidate's timing loops and warm-up calls
     double totalSeconds = 0.0;
     // The candidate's run, phase by phase (seconds): write_job, runner_startup, calls_untimed

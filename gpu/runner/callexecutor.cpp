@@ -45,12 +45,12 @@ public:
         struct stat st {
         };
         if (::fstat(buffer.fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < buffer.bytes)
-            throw std::runtime_error(what + ": shared buffer " + std::to_string(buffer.fd) + " is missing or shorter than "
-                + std::to_string(buffer.bytes) + " bytes");
+            throw std::runtime_error(what + ": shared buffer " + std::to_string(buffer.fd)
+                + " is missing or shorter than " + std::to_string(buffer.bytes) + " bytes");
         if (m_bytes == 0)
             return;
-        m_data = ::mmap(nullptr, m_bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED | MAP_POPULATE,
-            buffer.fd, 0);
+        m_data = ::mmap(
+            nullptr, m_bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED | MAP_POPULATE, buffer.fd, 0);
         if (m_data == MAP_FAILED) {
             m_data = nullptr;
             throw std::runtime_error(what + ": cannot map shared buffer " + std::to_string(buffer.fd));

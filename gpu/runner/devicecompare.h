@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstddef>
-
 #include <cuda_runtime.h>
 
 namespace ksr {
