@@ -49,6 +49,13 @@ void seal(int fd, int seals, const std::string& name)
     }
 }
 
+// Marks are 8-byte words, or one 4-byte word in a 4- to 7-byte buffer; smaller buffers get none
+// (an honest one-byte output would match a random mark too often).
+std::size_t markBytes(std::size_t size)
+{
+    return size >= 8 ? 8 : size >= 4 ? 4 : 0;
+}
+
 } // namespace
 
 SharedMemory::SharedMemory(int fd, std::size_t size, void* map, bool writable)
@@ -95,35 +102,34 @@ std::shared_ptr<SharedMemory> SharedMemory::writable(std::size_t bytes, const st
 void SharedMemory::plantMarks(std::uint64_t seed)
 {
     m_marks.clear();
-    if (!m_writable || m_size < sizeof(std::uint64_t))
+    const std::size_t word = markBytes(m_size);
+    if (!m_writable || word == 0)
         return;
     // Up to one mark per 4 KiB page, at most 4096: the runner overwrites whole buffers, so a few
     // thousand words catch a skipped write with certainty at a negligible cost.
-    const std::size_t slots = m_size / sizeof(std::uint64_t);
+    const std::size_t slots = m_size / word;
     const std::size_t count = std::min<std::size_t>(4096, std::max<std::size_t>(1, m_size / 4096));
     std::mt19937_64 random(seed);
     auto* base = static_cast<std::byte*>(m_map);
     for (std::size_t i = 0; i < count; ++i) {
-        const std::size_t offset = (random() % slots) * sizeof(std::uint64_t);
+        const std::size_t offset = (random() % slots) * word;
         const std::uint64_t value = random();
-        std::memcpy(base + offset, &value, sizeof value);
+        std::memcpy(base + offset, &value, word);
         m_marks.emplace_back(offset, value);
     }
 }
 
 bool SharedMemory::marksSurvive() const
 {
+    const std::size_t word = markBytes(m_size);
     // A later mark may land on an earlier one's place: only the last value written there counts.
     std::map<std::size_t, std::uint64_t> last;
     for (const auto& [offset, value] : m_marks)
         last[offset] = value;
     const auto* base = static_cast<const std::byte*>(m_map);
-    for (const auto& [offset, value] : last) {
-        std::uint64_t now = 0;
-        std::memcpy(&now, base + offset, sizeof now);
-        if (now == value)
+    for (const auto& [offset, value] : last)
+        if (std::memcmp(base + offset, &value, word) == 0)
             return true;
-    }
     return false;
 }
 
