@@ -412,14 +412,14 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         e.device = run.environment.device;
     const auto judgeStart = std::chrono::steady_clock::now();
     judge(e, run);
-    double callsWall = 0.0, warmup = 0.0;
+    double callsWall = 0.0, warmup = 0.0, loops = 0.0; // as the runner reported them, verdicts aside
     for (const auto& c : run.calls) {
         callsWall += c.totalSeconds;
         warmup += c.bench.warmupSeconds;
+        loops += c.bench.loopSeconds;
     }
     e.phases = {{"write_job", run.writeSeconds}, {"runner_startup", run.startupSeconds},
-        {"calls_untimed", std::max(0.0, callsWall - e.timedGpuSeconds)}, {"warmup", warmup},
-        {"timing_loops", e.timedGpuSeconds - warmup},
+        {"calls_untimed", std::max(0.0, callsWall - loops - warmup)}, {"warmup", warmup}, {"timing_loops", loops},
         {"runner_exit", std::max(0.0, run.processSeconds - run.startupSeconds - callsWall)},
         {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)}};
     e.totalSeconds = secondsSince(start);
