@@ -4,11 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace ksr {
 namespace {
@@ -235,20 +233,6 @@ void saveOutputs(const BufferSet& shared, const Outputs& out, Backend& backend)
     }
 }
 
-// Whether the device buffers hold the bytes of these pristine copies.
-bool deviceHolds(const std::vector<DeviceBuffer>& buffers, const std::vector<const void*>& pristine, Backend& backend)
-{
-    for (std::size_t i = 0; i < buffers.size(); ++i)
-        if (!backend.sameBytes(buffers[i].get(), pristine[i], buffers[i].bytes()))
-            return false;
-    return true;
-}
-
-bool inputsUnchanged(const InputSet& set, Backend& backend)
-{
-    return deviceHolds(set.buffers, set.pristine, backend);
-}
-
 struct Stats {
     double mean = 0, stdev = 0, median = 0, p25 = 0, p75 = 0, min = 0, max = 0;
 };
@@ -279,10 +263,19 @@ double secondsSince(std::chrono::steady_clock::time_point t0)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Whether the set's device buffers hold the reference set's inputs.
-bool holdsInputsOf(const InputSet& set, const InputSet& reference, Backend& backend)
+// Whether the set's device buffers hold the source set's pristine inputs (its own, or those it
+// was refilled with), compared where they live.
+bool holdsInputsOf(const InputSet& set, const InputSet& source, Backend& backend)
 {
-    return deviceHolds(set.buffers, reference.pristine, backend);
+    for (std::size_t i = 0; i < set.buffers.size(); ++i)
+        if (!backend.sameBytes(set.buffers[i].get(), source.pristine[i], set.buffers[i].bytes()))
+            return false;
+    return true;
+}
+
+bool inputsUnchanged(const InputSet& set, Backend& backend)
+{
+    return holdsInputsOf(set, set, backend);
 }
 
 // Times one call per sample on rotating input sets. A sample's latency is the event time on the
