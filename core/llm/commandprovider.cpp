@@ -1,5 +1,6 @@
 #include "commandprovider.h"
 
+#include <util/elapsed.h>
 #include <util/secrets.h>
 
 #include <QElapsedTimer>
@@ -124,7 +125,7 @@ private:
         m_result.error = error;
         if (m_result.error)
             m_result.error->message = redactSecrets(m_result.error->message);
-        m_result.latencySeconds = static_cast<double>(m_clock.elapsed()) / 1000.0;
+        m_result.latencySeconds = secondsElapsed(m_clock);
         emit finished(m_result);
     }
 

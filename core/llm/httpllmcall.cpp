@@ -1,5 +1,6 @@
 #include "httpllmcall.h"
 
+#include <util/elapsed.h>
 #include <util/secrets.h>
 
 #include <QJsonArray>
@@ -228,7 +229,7 @@ void HttpLlmCall::finish(const std::optional<LlmError>& error)
     m_result.error = error;
     if (m_result.error) // servers echo keys in their error bodies
         m_result.error->message = redactSecrets(m_result.error->message);
-    m_result.latencySeconds = static_cast<double>(m_clock.elapsed()) / 1000.0;
+    m_result.latencySeconds = secondsElapsed(m_clock);
     emit finished(m_result);
 }
 

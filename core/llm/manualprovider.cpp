@@ -1,5 +1,7 @@
 #include "manualprovider.h"
 
+#include <util/elapsed.h>
+
 #include <QMetaObject>
 #include <QPointer>
 #include <QTimer>
@@ -43,7 +45,7 @@ void ManualCall::finishWith(const QString& text, const std::optional<LlmError>& 
     LlmResult r;
     r.text = text;
     r.model = m_request.model.isEmpty() ? QStringLiteral("manual") : m_request.model;
-    r.latencySeconds = static_cast<double>(m_clock.elapsed()) / 1000.0;
+    r.latencySeconds = secondsElapsed(m_clock);
     r.error = error;
     if (!error)
         emit textDelta(text);

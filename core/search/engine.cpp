@@ -5,6 +5,7 @@
 
 #include <llm/providerfactory.h>
 #include <tree/treeedit.h>
+#include <util/elapsed.h>
 #include <util/secrets.h>
 
 #include <QDateTime>
@@ -88,7 +89,7 @@ bool SearchEngine::record(json event)
 {
     event["seq"] = m_state.seq + 1;
     event["t"] = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toStdString();
-    event["elapsed_s"] = m_elapsedAtStart + static_cast<double>(m_clock.elapsed()) / 1000.0;
+    event["elapsed_s"] = m_elapsedAtStart + secondsElapsed(m_clock);
     event["round"] = m_state.evaluations;
     std::string error;
     if (!m_setup.session->append(event, error)) {
@@ -175,7 +176,7 @@ void SearchEngine::step()
     if (m_halted)
         return;
     if (m_state.finishedReason.empty() && !m_state.paused) {
-        const double elapsed = m_elapsedAtStart + static_cast<double>(m_clock.elapsed()) / 1000.0;
+        const double elapsed = m_elapsedAtStart + secondsElapsed(m_clock);
         std::string stop;
         if (m_state.settings.maxSeconds > 0 && elapsed >= m_state.settings.maxSeconds)
             stop = "time limit of " + std::to_string(static_cast<int>(m_state.settings.maxSeconds)) + " s reached";
