@@ -133,8 +133,9 @@ void showTask(const Task& task, QTextStream& out)
             axes << QStringLiteral("%1=%2").arg(q(a->name)).arg(w.axes.at(a->name));
         QString cost;
         if (d.costModel) {
-            const double bytes = evaluateAxisExpression(d.costModel->bytes, w).value_or(0);
-            const double flops = evaluateAxisExpression(d.costModel->flops, w).value_or(0);
+            const InputGenerator gen(d, w, 0);
+            const double bytes = gen.evaluate(d.costModel->bytes).value_or(0);
+            const double flops = gen.evaluate(d.costModel->flops).value_or(0);
             cost = QStringLiteral("  moves %1, %2FLOP").arg(q(humanBytes(bytes)), q(humanCount(flops)));
         }
         out << "  " << QStringLiteral("%1").arg(q(w.uuid), -38) << axes.join(u' ') << cost << "\n";

@@ -238,8 +238,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         data->outputTemplate = gen.describeOutputs();
         data->workspaceBytes = gen.workspaceBytes();
         if (def.costModel) {
-            data->bytes = evaluateAxisExpression(def.costModel->bytes, *w).value_or(0);
-            data->flops = evaluateAxisExpression(def.costModel->flops, *w).value_or(0);
+            data->bytes = gen.evaluate(def.costModel->bytes).value_or(0);
+            data->flops = gen.evaluate(def.costModel->flops).value_or(0);
         }
         data->gpuReference =
             gpuReference && m_settings.backend == Backend::Cuda && setBytes > m_settings.gpuReferenceBytes;

@@ -53,6 +53,12 @@ void TestExpression::evaluates_data()
     QTest::newRow("tensor last element") << "indptr[-1]" << 12.0;
     QTest::newRow("flashinfer item()") << "indptr[-1].item() == 12" << 1.0;
     QTest::newRow("tensor index expression") << "indptr[batch - 15]" << 5.0;
+    // Segment lengths of indptr {0, 5, 9, 12} are 5, 4, 3.
+    QTest::newRow("sum of segment lengths") << "sum(b, 0, 3, indptr[b + 1] - indptr[b])" << 12.0;
+    QTest::newRow("sum of squares (causal pairs)") << "sum(b, 0, 3, (indptr[b + 1] - indptr[b]) * (indptr[b + 1] - indptr[b]))" << 50.0;
+    QTest::newRow("empty sum") << "sum(b, 3, 3, indptr[b + 1]) + 7" << 7.0;
+    QTest::newRow("nested sums") << "sum(i, 0, 3, sum(j, 0, i + 1, 1))" << 6.0;
+    QTest::newRow("sum variable shadows nothing outside") << "sum(batch, 0, 2, batch) + batch" << 17.0;
 }
 
 void TestExpression::evaluates()
@@ -82,6 +88,14 @@ void TestExpression::reportsErrors_data()
                            << "unexpected end";
     QTest::newRow("bad number") << "12abc"
                                 << "bad number";
+    QTest::newRow("sum past the end") << "sum(b, 0, 4, indptr[b + 1])"
+                                      << "index out of range 'indptr[4]'";
+    QTest::newRow("sum without variable") << "sum(0, 3, 1)"
+                                          << "sum needs a variable name";
+    QTest::newRow("sum unclosed") << "sum(b, 0, 3, b"
+                                  << "missing ')' after the body of sum";
+    QTest::newRow("empty sum still checks names") << "sum(b, 0, 0, heads)"
+                                                  << "unknown name 'heads'";
 }
 
 void TestExpression::reportsErrors()

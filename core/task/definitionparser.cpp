@@ -288,7 +288,7 @@ private:
         if (ws.is_number_integer() && ws.get<std::int64_t>() >= 0) {
             m_def.workspaceBytes = std::to_string(ws.get<std::int64_t>());
         } else if (ws.is_string()) {
-            checkExpressionNames(ws.get<std::string>(), "workspace_bytes", false);
+            checkExpressionNames(ws.get<std::string>(), "workspace_bytes", true);
             m_def.workspaceBytes = ws.get<std::string>();
         } else {
             error("workspace_bytes", "must be a non-negative integer or an expression over the axes");
@@ -318,7 +318,7 @@ private:
                 error(field, "must be a number or an expression over the axes");
                 continue;
             }
-            checkExpressionNames(text, field, false);
+            checkExpressionNames(text, field, true);
             (std::string_view(key) == "bytes" ? model.bytes : model.flops) = text;
         }
         m_def.costModel = model;

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace ks {
@@ -164,6 +166,10 @@ private:
             m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
             ++m_pos;
         const std::string ident(m_text.substr(start, m_pos - start));
+        if (ident == "sum" && accept("("))
+            return sum();
+        if (const auto local = m_locals.find(ident); local != m_locals.end())
+            return local->second;
         identifiers.push_back(ident);
         std::optional<std::int64_t> index;
         if (accept("[")) {
@@ -175,15 +181,69 @@ private:
         if (!m_lookup)
             return 1.0; // only collecting names: any non-zero value keeps divisions well-defined
         const auto v = (*m_lookup)(ident, index);
+        if (!v && index && m_dry)
+            return 1.0; // an empty sum's body may index past the end: it is only checked, never used
         if (!v)
             fail(index ? "unknown tensor or index out of range '" + ident + "[" + std::to_string(*index) + "]'"
                        : "unknown name '" + ident + "'");
         return *v;
     }
 
+    // sum(i, begin, end, body): body summed for i = begin .. end - 1, as a cost model needs for
+    // per-request work (`sum(b, 0, batch_size, kv_indptr[b + 1] - kv_indptr[b])`). The body is
+    // parsed again for every i; an empty range still parses it once so that its mistakes show.
+    double sum()
+    {
+        skipSpace();
+        const std::size_t nameStart = m_pos;
+        while (m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
+            ++m_pos;
+        const std::string var(m_text.substr(nameStart, m_pos - nameStart));
+        if (var.empty() || std::isdigit(static_cast<unsigned char>(var[0])))
+            fail("sum needs a variable name first, as in sum(i, 0, n, ...)");
+        if (!accept(","))
+            fail("missing ',' after the variable of sum");
+        const double begin = std::ceil(comparison());
+        if (!accept(","))
+            fail("missing ',' after the start of sum");
+        const double end = std::ceil(comparison());
+        if (!accept(","))
+            fail("missing ',' after the end of sum");
+        if (end - begin > kMaxSumTerms)
+            fail("sum over more than " + std::to_string(static_cast<long long>(kMaxSumTerms)) + " terms");
+        const auto shadowed = m_locals.find(var);
+        const std::optional<double> outer =
+            shadowed == m_locals.end() ? std::nullopt : std::optional<double>(shadowed->second);
+        const std::size_t bodyStart = m_pos;
+        double total = 0.0;
+        const bool wasDry = m_dry;
+        m_dry = m_dry || !(begin < end);
+        for (double i = begin; i < end || (i == begin && m_dry); ++i) {
+            m_pos = bodyStart;
+            m_locals[var] = i;
+            const double term = comparison();
+            if (!m_dry)
+                total += term;
+            if (m_dry)
+                break;
+        }
+        m_dry = wasDry;
+        if (outer)
+            m_locals[var] = *outer;
+        else
+            m_locals.erase(var);
+        if (!accept(")"))
+            fail("missing ')' after the body of sum");
+        return total;
+    }
+
+    static constexpr double kMaxSumTerms = 1e7;
+
     std::string_view m_text;
     const ExpressionLookup* m_lookup;
     std::size_t m_pos = 0;
+    std::map<std::string, double> m_locals; // variables bound by sum()
+    bool m_dry = false;                       // parsing an empty sum's body: checked, not used
 };
 
 } // namespace

@@ -20,7 +20,7 @@ struct ExpressionResult {
 
 // Evaluates the small expression language of task files: numbers, axis names, `t[-1]`
 // (`.item()` is accepted and ignored, as FlashInfer-Bench constraints write it), + - * / // %,
-// parentheses and one comparison (== != < <= > >=, giving 1 or 0).
+// parentheses, one comparison (== != < <= > >=, giving 1 or 0) and sum(i, begin, end, body).
 ExpressionResult evaluateExpression(std::string_view text, const ExpressionLookup& lookup);
 
 // The identifiers an expression refers to, in order of appearance (for validation before evaluation).

@@ -30,13 +30,17 @@ public:
 
     // An element of a generated integer index tensor (for constraints such as kv_indptr[-1]).
     // Random inputs are refused: a constraint cannot depend on a random draw.
-    std::optional<double> indexElement(const std::string& name, std::int64_t index, std::string& refused);
+    std::optional<double> indexElement(const std::string& name, std::int64_t index, std::string& refused) const;
+
+    // An expression over the workload's axes and the elements of its generated index tensors:
+    // cost models and workspace sizes may depend on per-request lengths (kv_indptr[b + 1] - ...).
+    std::optional<double> evaluate(const std::string& text, std::string* error = nullptr) const;
 
 private:
     const Definition& m_def;
     const Workload& m_workload;
     std::uint64_t m_seed;
-    std::map<std::string, HostTensor> m_indexCache;
+    mutable std::map<std::string, HostTensor> m_indexCache; // generated on first use
 };
 
 // The byte-count, FLOP-count and workspace expressions evaluated for a workload.

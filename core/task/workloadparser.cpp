@@ -47,6 +47,8 @@ public:
         readInputs(w);
         if (m_errors == 0)
             checkConstraints();
+        if (m_errors == 0)
+            checkSizeExpressions();
         if (m_errors)
             return std::nullopt;
         return m_wl;
@@ -261,6 +263,26 @@ private:
                 error(field, (refused.empty() ? r.error : refused) + " (constraint '" + text + "')");
             else if (*r.value == 0.0)
                 error(field, "constraint '" + text + "' does not hold for this workload");
+        }
+    }
+
+    // The workspace size and the cost model must have a value for every workload: a cost model
+    // that reads an index tensor past its end would otherwise turn off the floor check silently.
+    void checkSizeExpressions()
+    {
+        const InputGenerator gen(m_def, m_wl, 0);
+        auto check = [&](const std::string& text, const std::string& field) {
+            std::string why;
+            const auto v = gen.evaluate(text, &why);
+            if (!v)
+                error(field, why + " (expression '" + text + "')");
+            else if (*v < 0 || !std::isfinite(*v))
+                error(field, "'" + text + "' is " + std::to_string(*v) + " for this workload (must be 0 or more)");
+        };
+        check(m_def.workspaceBytes, "workspace_bytes");
+        if (m_def.costModel) {
+            check(m_def.costModel->bytes, "cost_model.bytes");
+            check(m_def.costModel->flops, "cost_model.flops");
         }
     }
 
