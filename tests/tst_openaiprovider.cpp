@@ -169,7 +169,7 @@ void TestOpenAiProvider::retryAfterIsHonoured()
     QCOMPARE(r.text, u"ok"_qs);
     QCOMPARE(server.requests().size(), 2);
     QVERIFY2(
-        clock.elapsed() >= 950, qPrintable(QString::number(clock.elapsed()))); // waited as told, not the 10 ms backoff
+        clock.elapsed() >= 1000, qPrintable(QString::number(clock.elapsed()))); // waited as told, not the 10 ms backoff
 }
 
 void TestOpenAiProvider::serverErrorThenSuccess()

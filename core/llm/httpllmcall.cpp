@@ -204,7 +204,9 @@ void HttpLlmCall::retryOrFail(const LlmError& error, QNetworkReply* reply)
     ++m_attempt;
     spdlog::warn("{} call: {}; retry {} of {} in {:.1f} s", m_request.role.toStdString(), error.message.toStdString(),
         m_attempt, m_settings.maxRetries, delay / 1000.0);
-    QTimer::singleShot(delay, this, &HttpLlmCall::start);
+    // Precise: a coarse timer (Qt's choice from 2 s on) may fire 5% early, before the server's
+    // Retry-After has passed.
+    QTimer::singleShot(delay, Qt::PreciseTimer, this, &HttpLlmCall::start);
 }
 
 void HttpLlmCall::abortWith(const LlmError& error)
