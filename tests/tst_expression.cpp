@@ -55,7 +55,8 @@ void TestExpression::evaluates_data()
     QTest::newRow("tensor index expression") << "indptr[batch - 15]" << 5.0;
     // Segment lengths of indptr {0, 5, 9, 12} are 5, 4, 3.
     QTest::newRow("sum of segment lengths") << "sum(b, 0, 3, indptr[b + 1] - indptr[b])" << 12.0;
-    QTest::newRow("sum of squares (causal pairs)") << "sum(b, 0, 3, (indptr[b + 1] - indptr[b]) * (indptr[b + 1] - indptr[b]))" << 50.0;
+    QTest::newRow("sum of squares (causal pairs)")
+        << "sum(b, 0, 3, (indptr[b + 1] - indptr[b]) * (indptr[b + 1] - indptr[b]))" << 50.0;
     QTest::newRow("empty sum") << "sum(b, 3, 3, indptr[b + 1]) + 7" << 7.0;
     QTest::newRow("nested sums") << "sum(i, 0, 3, sum(j, 0, i + 1, 1))" << 6.0;
     QTest::newRow("sum variable shadows nothing outside") << "sum(batch, 0, 2, batch) + batch" << 17.0;

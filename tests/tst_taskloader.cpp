@@ -39,6 +39,8 @@ class TestTaskLoader : public QObject
 private slots:
     void loadsRmsnorm();
     void generatorsSatisfyConstraints();
+    void costModelsReadIndexTensors();
+    void loadsTheMlaTasks();
     void rejectsWorkloads_data();
     void rejectsWorkloads();
     void reportsEveryErrorAtOnce();
@@ -103,6 +105,67 @@ void TestTaskLoader::generatorsSatisfyConstraints()
         distinct.insert(indices.at(i));
     }
     QCOMPARE(distinct.size(), std::size_t {12});
+}
+
+void TestTaskLoader::costModelsReadIndexTensors()
+{
+    // Per-request work: the sum of squared segment lengths of kv_indptr {0, 5, 5, 12} is 74.
+    std::string definition = kPagedDefinition;
+    const std::string costModel = R"J(,
+  "cost_model": {"bytes": "sum(b, 0, batch_size, (kv_indptr[b + 1] - kv_indptr[b]) * (kv_indptr[b + 1] - kv_indptr[b]))",
+                 "flops": "FLOPS"})J";
+    definition.insert(definition.rfind('}'), costModel);
+    QTemporaryDir dir;
+    auto write = [&](const std::string& flops) {
+        const auto root = makePagedTask(dir, pagedWorkload("w1", "[5, 0, 7]", 12) + "\n");
+        std::string text = definition;
+        text.replace(text.find("FLOPS"), 5, flops);
+        test::writeText(root / "definition.json", text);
+        return loadTask(root);
+    };
+    const auto good = write("2 * kv_indptr[-1]");
+    QVERIFY2(good.task.has_value(), good.diagnostics.formatAll().c_str());
+    const Task& task = *good.task;
+    const InputGenerator gen(task.definition, task.workloads[0], 0);
+    QCOMPARE(gen.evaluate(task.definition.costModel->bytes), std::optional<double>(74.0));
+    QCOMPARE(gen.evaluate(task.definition.costModel->flops), std::optional<double>(24.0));
+
+    // A sum that runs past the end of kv_indptr has no value for this workload: refused, named.
+    const auto bad = write("sum(b, 0, len_indptr, kv_indptr[b + 1])");
+    QVERIFY(!bad.task.has_value());
+    const auto errors = bad.diagnostics.errors();
+    QVERIFY(!errors.empty());
+    QCOMPARE(QString::fromStdString(errors.front().field), u"cost_model.flops"_qs);
+    QVERIFY2(QString::fromStdString(errors.front().message).contains(u"kv_indptr[4]"), errors.front().format().c_str());
+    QVERIFY2(
+        QString::fromStdString(errors.front().file).endsWith(u"workloads.jsonl:1"), errors.front().format().c_str());
+}
+
+void TestTaskLoader::loadsTheMlaTasks()
+{
+    for (const char* name :
+        {"mla_paged_decode_h16_ckv512_kpe64_ps1", "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1"}) {
+        const auto result = loadTask(test::tasksDir() / name);
+        QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+        const Task& task = *result.task;
+        QVERIFY(task.files.referenceCu && task.files.baselineCu && !task.files.baselineCpp);
+        QCOMPARE(task.workloads.size(), std::size_t {12});
+        const bool prefill = task.definition.axis("total_q") != nullptr;
+        for (const auto& w : task.workloads) {
+            QCOMPARE(w.axes.at("num_pages"), std::int64_t {989669}); // the captures' pool: gathers miss in L2
+            const InputGenerator gen(task.definition, w, 0);
+            // The exact FLOPs: two per multiply-add of Q.K (576 dims) and P.V (512) for each
+            // (query, visible KV token) pair and each of the 16 heads.
+            const auto qo = prefill ? gen.generate(*task.definition.input("qo_indptr")) : HostTensor {};
+            const auto kv = gen.generate(*task.definition.input("kv_indptr"));
+            double pairs = 0;
+            for (std::size_t b = 0; b + 1 < kv.elements(); ++b) {
+                const double q = prefill ? qo.at(b + 1) - qo.at(b) : 1, len = kv.at(b + 1) - kv.at(b);
+                pairs += prefill ? q * (len - q) + q * (q + 1) / 2 : len;
+            }
+            QCOMPARE(gen.evaluate(task.definition.costModel->flops), std::optional<double>(2.0 * 16 * 1088 * pairs));
+        }
+    }
 }
 
 void TestTaskLoader::rejectsWorkloads_data()

@@ -196,7 +196,8 @@ private:
     {
         skipSpace();
         const std::size_t nameStart = m_pos;
-        while (m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
+        while (
+            m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
             ++m_pos;
         const std::string var(m_text.substr(nameStart, m_pos - nameStart));
         if (var.empty() || std::isdigit(static_cast<unsigned char>(var[0])))
@@ -243,7 +244,7 @@ private:
     const ExpressionLookup* m_lookup;
     std::size_t m_pos = 0;
     std::map<std::string, double> m_locals; // variables bound by sum()
-    bool m_dry = false;                       // parsing an empty sum's body: checked, not used
+    bool m_dry = false; // parsing an empty sum's body: checked, not used
 };
 
 } // namespace

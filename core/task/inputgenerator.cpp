@@ -185,7 +185,8 @@ std::optional<double> InputGenerator::evaluate(const std::string& text, std::str
     return r.value;
 }
 
-std::optional<double> InputGenerator::indexElement(const std::string& name, std::int64_t index, std::string& refused) const
+std::optional<double> InputGenerator::indexElement(
+    const std::string& name, std::int64_t index, std::string& refused) const
 {
     const auto* spec = m_def.input(name);
     const auto src = m_workload.inputs.find(name);

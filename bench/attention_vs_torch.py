@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Side by side on one GPU: each attention task's baseline.cu through `ksearch eval`, and the
+PyTorch implementation a user would write for the same computation on the same shapes.
+
+For every workload of every task it prints the baseline's median latency (ksearch's timer: L2
+flushed before every sample, median), the PyTorch median under triton's do_bench (also flushing
+L2 before every call, median), their ratio, the baseline's fraction of the cost model's roofline
+floor, and how far PyTorch's answer is from an fp32 reference on the same inputs (so a fast but
+wrong PyTorch path cannot pass for a fair comparison).
+
+The PyTorch side (documented in docs/tasks.md):
+  gqa decode   padded batch: gather K/V, bf16 einsum, fp32 softmax, bf16 einsum (output + lse)
+  mla decode   padded batch: gather ckv/kpe, the same (output + lse)
+  mla prefill  per request: torch.nn.functional.scaled_dot_product_attention with the
+               bottom-right causal mask as a boolean mask (output only; SDPA gives no lse)
+Index layouts (padding, masks) are made once per workload outside the timed call, as a
+serving engine's plan step would.
+
+Usage: attention_vs_torch.py --ksearch BIN [--tasks T1,T2] [--out FILE.json] [--max-seconds S]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+from triton.testing import do_bench
+
+LN2 = math.log(2.0)
+
+
+def load_workloads(task_dir):
+    rows = []
+    with open(os.path.join(task_dir, "workloads.jsonl")) as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line)["workload"])
+    return rows
+
+
+def lengths(w, name):
+    return w["inputs"][name]["lengths"]
+
+
+def scalar(w, name):
+    return w["inputs"][name]["value"]
+
+
+def indptr_of(lens):
+    out = [0]
+    for n in lens:
+        out.append(out[-1] + n)
+    return torch.tensor(out, dtype=torch.int32, device="cuda")
+
+
+def rand(*shape):
+    return torch.randn(*shape, device="cuda").to(torch.bfloat16)
+
+
+def padded_plan(indptr, indices):
+    """[B, L] page numbers (0 where padded) and the [B, L] mask of real tokens."""
+    lens = (indptr[1:] - indptr[:-1]).long()
+    longest = max(int(lens.max()), 1)
+    pos = torch.arange(longest, device="cuda")
+    mask = pos[None, :] < lens[:, None]
+    flat = (indptr[:-1].long()[:, None] + pos[None, :]).clamp(max=max(indices.numel() - 1, 0))
+    pages = torch.where(mask, indices.long()[flat] if indices.numel() else torch.zeros_like(flat), 0)
+    return pages, mask
+
+
+def softmax_attend(logits, mask, values):
+    """fp32 masked softmax over the last axis of logits [B, H, L]; returns (out bf16, lse base 2)."""
+    logits = logits.masked_fill(~mask[:, None, :], float("-inf"))
+    lse = torch.logsumexp(logits, -1)
+    p = torch.exp(logits - lse[..., None]).nan_to_num(0.0)  # empty requests: all -inf
+    out = torch.einsum("bhl,bld->bhd", p.to(values.dtype), values)
+    return out, lse / LN2
+
+
+# ------------------------------------------------------------------ GQA decode
+
+def gqa_setup(w, defn):
+    ax = w["axes"]
+    B, pages = ax["batch_size"], ax["num_pages"]
+    H, KV, D = 32, 4, 128
+    q = rand(B, H, D)
+    k_cache, v_cache = rand(pages, 1, KV, D), rand(pages, 1, KV, D)
+    indptr = indptr_of(lengths(w, "kv_indptr"))
+    indices = torch.randperm(pages, device="cuda")[: ax["num_kv_indices"]].int()
+    sm_scale = scalar(w, "sm_scale")
+    plan = padded_plan(indptr, indices)
+
+    def run():
+        page, mask = plan
+        k = k_cache[:, 0][page]  # [B, L, KV, D]
+        v = v_cache[:, 0][page]
+        qg = q.view(B, KV, H // KV, D)
+        logits = torch.einsum("bkgd,blkd->bkgl", qg, k).float().reshape(B, H, -1) * sm_scale
+        logits = logits.masked_fill(~mask[:, None, :], float("-inf"))
+        lse = torch.logsumexp(logits, -1)
+        p = torch.exp(logits - lse[..., None]).nan_to_num(0.0).to(torch.bfloat16)
+        out = torch.einsum("bkgl,blkd->bkgd", p.view(B, KV, H // KV, -1), v).reshape(B, H, D)
+        return out, lse / LN2
+
+    def exact():
+        outs, lses = [], []
+        for b in range(B):
+            s, e = int(indptr[b]), int(indptr[b + 1])
+            k = k_cache[indices[s:e].long(), 0].float().repeat_interleave(H // KV, 1)  # [T, H, D]
+            v = v_cache[indices[s:e].long(), 0].float().repeat_interleave(H // KV, 1)
+            logits = torch.einsum("hd,thd->ht", q[b].float(), k) * sm_scale
+            lse = torch.logsumexp(logits, -1)
+            outs.append(torch.einsum("ht,thd->hd", torch.exp(logits - lse[:, None]).nan_to_num(0.0), v))
+            lses.append(lse / LN2)
+        return torch.stack(outs), torch.stack(lses)
+
+    return run, exact
+
+
+# ------------------------------------------------------------------ MLA decode
+
+def mla_decode_setup(w, defn):
+    ax = w["axes"]
+    B, pages, H = ax["batch_size"], ax["num_pages"], 16
+    q_nope, q_pe = rand(B, H, 512), rand(B, H, 64)
+    ckv, kpe = rand(pages, 1, 512), rand(pages, 1, 64)
+    indptr = indptr_of(lengths(w, "kv_indptr"))
+    indices = torch.randperm(pages, device="cuda")[: ax["num_kv_indices"]].int()
+    sm_scale = scalar(w, "sm_scale")
+    plan = padded_plan(indptr, indices)
+
+    def run():
+        page, mask = plan
+        kc, kp = ckv[:, 0][page], kpe[:, 0][page]  # [B, L, 512], [B, L, 64]
+        logits = (torch.einsum("bhd,bld->bhl", q_nope, kc) + torch.einsum("bhd,bld->bhl", q_pe, kp)).float()
+        return softmax_attend(logits * sm_scale, mask, kc)
+
+    def exact():
+        outs, lses = [], []
+        for b in range(B):
+            s, e = int(indptr[b]), int(indptr[b + 1])
+            kc, kp = ckv[indices[s:e].long(), 0].float(), kpe[indices[s:e].long(), 0].float()
+            logits = (q_nope[b].float() @ kc.T + q_pe[b].float() @ kp.T) * sm_scale
+            lse = torch.logsumexp(logits, -1)
+            outs.append(torch.exp(logits - lse[:, None]).nan_to_num(0.0) @ kc)
+            lses.append(lse / LN2)
+        return torch.stack(outs), torch.stack(lses)
+
+    return run, exact
+
+
+# ------------------------------------------------------------------ MLA prefill
+
+def mla_prefill_setup(w, defn):
+    ax = w["axes"]
+    T, pages, H = ax["total_q"], ax["num_pages"], 16
+    q_nope, q_pe = rand(T, H, 512), rand(T, H, 64)
+    ckv, kpe = rand(pages, 1, 512), rand(pages, 1, 64)
+    q_lens, kv_lens = lengths(w, "qo_indptr"), lengths(w, "kv_indptr")
+    qo, kvp = indptr_of(q_lens).tolist(), indptr_of(kv_lens).tolist()
+    indices = torch.randperm(pages, device="cuda")[: ax["num_kv_indices"]].long()
+    sm_scale = scalar(w, "sm_scale")
+    # Plan: per request its page list and its bottom-right causal mask.
+    plan = []
+    for b in range(len(q_lens)):
+        ql, kl = q_lens[b], kv_lens[b]
+        rows = torch.arange(ql, device="cuda")[:, None] + (kl - ql)
+        plan.append((qo[b], qo[b + 1], indices[kvp[b]:kvp[b + 1]], torch.arange(kl, device="cuda")[None, :] <= rows))
+
+    def run():
+        out = torch.empty(T, H, 512, dtype=torch.bfloat16, device="cuda")
+        for qs, qe, idx, mask in plan:
+            kc, kp = ckv[idx, 0], kpe[idx, 0]
+            query = torch.cat([q_nope[qs:qe], q_pe[qs:qe]], -1).transpose(0, 1)  # [H, q, 576]
+            key = torch.cat([kc, kp], -1)[None].expand(H, -1, -1)
+            value = kc[None].expand(H, -1, -1)
+            out[qs:qe] = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=sm_scale).transpose(0, 1)
+        return out, None
+
+    def exact():
+        out = torch.empty(T, H, 512, device="cuda")
+        lse = torch.empty(T, H, device="cuda")
+        for qs, qe, idx, mask in plan:
+            kc, kp = ckv[idx, 0].float(), kpe[idx, 0].float()
+            for h in range(H):
+                logits = (q_nope[qs:qe, h].float() @ kc.T + q_pe[qs:qe, h].float() @ kp.T) * sm_scale
+                logits = logits.masked_fill(~mask, float("-inf"))
+                lse[qs:qe, h] = torch.logsumexp(logits, -1) / LN2
+                out[qs:qe, h] = torch.softmax(logits, -1) @ kc
+        return out, lse
+
+    return run, exact
+
+
+SETUPS = {"gqa_paged_decode_h32_kv4_d128_ps1": gqa_setup,
+          "mla_paged_decode_h16_ckv512_kpe64_ps1": mla_decode_setup,
+          "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1": mla_prefill_setup}
+
+
+def check_error(got, exact):
+    """Max abs error of PyTorch's answer against fp32 math, and whether it meets atol = rtol = 1e-2."""
+    out, lse = got
+    ref_out, ref_lse = exact
+    err = (out.float() - ref_out).abs()
+    ok = bool(((err <= 1e-2) | (err <= 1e-2 * ref_out.abs())).all())
+    worst = float(err.max())
+    if lse is not None:
+        finite = torch.isfinite(ref_lse)
+        lerr = (lse[finite] - ref_lse[finite]).abs()
+        ok = ok and bool(((lerr <= 1e-2) | (lerr <= 1e-2 * ref_lse[finite].abs())).all())
+        ok = ok and bool(torch.equal(torch.isfinite(lse), finite))
+        worst = max(worst, float(lerr.max()) if lerr.numel() else 0.0)
+    return {"max_abs_error": worst, "within_tolerance": ok}
+
+
+def ksearch_eval(ksearch, task, max_seconds, ids):
+    cmd = [ksearch, "eval", "--task", task, "--backend", "cuda", "--json", "--max-seconds", str(max_seconds)]
+    if ids:
+        cmd += ["--workloads", ",".join(ids)]
+    cmd.append(os.path.join("tasks", task, "baseline.cu"))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
+    start = r.stdout.find("{")
+    if r.returncode != 0 or start < 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout[start:])
+
+
+def flops_of(w):
+    """Multiply-adds of the attention, counted as 2 FLOPs (the cost models' count)."""
+    ax = w["axes"]
+    if "total_q" in ax:
+        pairs = sum(q * (kv - q) + q * (q + 1) // 2
+                    for q, kv in zip(lengths(w, "qo_indptr"), lengths(w, "kv_indptr")))
+        return 2.0 * 16 * (512 + 64 + 512) * pairs
+    if "q_nope" in w["inputs"]:
+        return 2.0 * 16 * (512 + 64 + 512) * ax["num_kv_indices"]
+    return 4.0 * 32 * 128 * ax["num_kv_indices"]
+
+
+def describe(w):
+    ax = w["axes"]
+    if "total_q" in ax:
+        return f"bs{len(w['inputs']['qo_indptr']['lengths'])} q{ax['total_q']} kv{ax['num_kv_indices']}"
+    return f"bs{ax['batch_size']} kv{ax['num_kv_indices']}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ksearch", required=True)
+    ap.add_argument("--tasks", default=",".join(SETUPS))
+    ap.add_argument("--out", default="")
+    ap.add_argument("--max-seconds", type=float, default=0.3)
+    ap.add_argument("--max-flops", type=float, default=0,
+                    help="only workloads of at most this many FLOPs (0: all)")
+    ap.add_argument("--exact-limit", type=float, default=2e11,
+                    help="skip the fp32 accuracy check of PyTorch above this many FLOPs")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "tasks": {}}
+    for task in args.tasks.split(","):
+        print(f"\n{task}: ksearch eval of baseline.cu ...", flush=True)
+        chosen = [w for w in load_workloads(os.path.join("tasks", task))
+                  if not args.max_flops or flops_of(w) <= args.max_flops]
+        ev = ksearch_eval(args.ksearch, task, args.max_seconds, [w["uuid"] for w in chosen])
+        with open(os.path.join(os.path.dirname(args.out) or ".", f"eval_{task}.json"), "w") as f:
+            json.dump(ev, f, indent=1)
+        by_id = {x["id"]: x for x in ev["workloads"]}
+        rows = []
+        print(f"\n### {task} (baseline.cu: {ev['status']}, J = {ev.get('score', 0):.1f})\n")
+        print("| workload | shape | baseline us | PyTorch us | PyTorch / baseline | roofline fraction | PyTorch max abs err | PyTorch within 1e-2 |")
+        print("|---|---|---|---|---|---|---|---|")
+        for w in chosen:
+            run, exact = SETUPS[task](w, None)
+            mine = by_id.get(w["uuid"], {})
+            flops = flops_of(w)
+            got = run()
+            ref = exact() if flops <= args.exact_limit else None
+            acc = check_error(got, ref) if ref is not None else None
+            del ref
+            torch_us = do_bench(run, warmup=5, rep=200, return_mode="median") * 1000.0
+            base_us = mine.get("latency_us", float("nan"))
+            row = {"workload": w["uuid"], "shape": describe(w), "baseline_us": base_us, "torch_us": torch_us,
+                   "ratio": torch_us / base_us if base_us else float("nan"),
+                   "roofline_fraction": mine.get("roofline_fraction"), "torch_accuracy": acc}
+            rows.append(row)
+            err = f"{acc['max_abs_error']:.3g}" if acc else "not checked"
+            within = ("yes" if acc["within_tolerance"] else "NO") if acc else "-"
+            print(f"| {w['uuid'][:8]} | {row['shape']} | {base_us:.2f} | {torch_us:.2f} | {row['ratio']:.2f} | "
+                  f"{(row['roofline_fraction'] or 0):.3f} | {err} | {within} |", flush=True)
+            del run, exact, got
+            torch.cuda.empty_cache()
+        ratios = [r["ratio"] for r in rows if r["ratio"] == r["ratio"]]
+        gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else float("nan")
+        print(f"\ngeometric mean of PyTorch / baseline: {gm:.2f}")
+        report["tasks"][task] = {"status": ev["status"], "score": ev.get("score"), "rows": rows, "geomean_ratio": gm}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# One GPU-machine call for the attention tasks (issue #11): checks, GPU tests and the side-by-side
+# benchmark against PyTorch, every step under its own time limit, results packed as one archive.
+#
+# Expects build/gpu-carry.tar.xz (scripts/gpu_carry.sh). Steps are chosen with STEPS (default all):
+#   check   `ksearch tasks check --backend cuda` on both MLA tasks (every workload of decode, the
+#           nine smallest of prefill): reference.cu and baseline.cu against reference.cpp
+#   kernels tst_gpukernels (every task: every workload the host can compute)
+#   evaltest tst_gpuevaluator (every task's baseline through the whole evaluator, and the cheats)
+#   bench   bench/attention_vs_torch.py over the three attention tasks
+#   variants the MLA decode baseline with 4 warps (32-token tiles) against the default 8
+# Results: $OUT/results.tgz (logs, JSON, tables) and the tables on stdout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+RES=$(mktemp -d /tmp/mla-run-XXXXXX)
+mkdir -p "$OUT"
+tar xJf build/gpu-carry.tar.xz -C build || exit 1
+export LD_LIBRARY_PATH=$PWD/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+BIN=$PWD/build/gpu-run/bin
+export KSEARCH_TEST_SOURCE_DIR=$PWD KSEARCH_TEST_BIN_DIR=$BIN KSEARCH_TASKS_PATH=$PWD/tasks
+export QT_QPA_PLATFORM=offscreen XDG_CACHE_HOME=/tmp/ksearch-cache PYTHONUNBUFFERED=1
+STEPS=${STEPS:-check kernels evaltest bench variants}
+DEC=mla_paged_decode_h16_ckv512_kpe64_ps1
+PRE=mla_paged_prefill_causal_h16_ckv512_kpe64_ps1
+status=0
+# Whatever happens (a step past its limit, the call's own limit), what ran so far comes back.
+trap 'tar czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null' EXIT
+
+step() { # name, time limit in seconds, command...
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    timeout "$limit" "$@" > "$RES/$name.log" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$RES/summary.log"
+    [ $rc -eq 0 ] || status=1
+    return $rc
+}
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; "$BIN/ksearch-runner" --probe; } \
+    > "$RES/device.txt" 2>&1
+for s in $STEPS; do
+    case $s in
+    check)
+        step check_decode 240 "$BIN/ksearch" tasks check --backend cuda --workloads 12 $DEC
+        step check_prefill 240 "$BIN/ksearch" tasks check --backend cuda --workloads 9 $PRE
+        grep -h "vs reference.cpp\|disagrees\|: ok\|error" "$RES"/check_*.log | cut -c1-200 ;;
+    kernels)
+        step tst_gpukernels 420 "$BIN/tst_gpukernels"
+        grep -h "^PASS\|^FAIL\|^Totals\|checked against" "$RES/tst_gpukernels.log" ;;
+    evaltest)
+        step tst_gpuevaluator 540 "$BIN/tst_gpuevaluator"
+        grep -h "^PASS\|^FAIL\|^SKIP\|^Totals" "$RES/tst_gpuevaluator.log" ;;
+    bench)
+        # Printed as it goes (the call's reply carries the end of the output).
+        timeout "${BENCH_LIMIT:-560}" python3 bench/attention_vs_torch.py --ksearch "$BIN/ksearch" \
+            --max-seconds "${BENCH_MAX_SECONDS:-0.3}" --tasks "${BENCH_TASKS:-$DEC,$PRE,gqa_paged_decode_h32_kv4_d128_ps1}" \
+            --max-flops "${BENCH_MAX_FLOPS:-0}" --out "$RES/bench.json" 2>&1 | tee "$RES/bench.log"
+        echo "== bench: exit ${PIPESTATUS[0]}" | tee -a "$RES/summary.log" ;;
+    variants)
+        mkdir -p "$RES/variants"
+        { echo "#define MLA_DECODE_WARPS 4"; cat "tasks/$DEC/baseline.cu"; } > "$RES/variants/decode_w4.cu"
+        step variant_w4 300 "$BIN/ksearch" eval --task $DEC --backend cuda --json --max-seconds 0.3 \
+            "$RES/variants/decode_w4.cu"
+        python3 - "$RES/variant_w4.log" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+e = json.loads(text[text.find("{"):])
+print(f"decode 4 warps vs 8 (the baseline): {e['status']}, J = {e['score']:.1f}")
+for w in e["workloads"]:
+    print(f"  {w['id'][:8]} 4 warps {w['latency_us']:.2f} us, 8 warps {w['baseline_latency_us']:.2f} us")
+PY
+        ;;
+    esac
+done
+exit $status
