@@ -49,14 +49,6 @@ std::string fmt(double v, int precision = 3)
     return s.str();
 }
 
-std::size_t bytesOf(const std::vector<HostTensor>& tensors)
-{
-    std::size_t n = 0;
-    for (const auto& t : tensors)
-        n += t.data.size();
-    return n;
-}
-
 // The verdict of a runner outcome that did not complete normally, or nullopt when it did.
 std::optional<std::pair<Verdict, std::string>> failureOf(const RunnerCallOutcome& o)
 {
@@ -216,21 +208,24 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         }
     }
     const auto inputStart = std::chrono::steady_clock::now();
+    SharedPools pools; // KV pools: made once per trial for all workloads, held by their input sets
     for (const Workload* w : chosen) {
         auto data = std::make_unique<WorkloadData>();
         data->workload = w;
         InputGenerator gen(def, *w, m_settings.seed);
-        // Each input set goes to sealed shared memory once; every runner of the search maps it.
-        const auto first = gen.generateInputs(0);
-        const std::size_t setBytes = bytesOf(first);
+        // Each input set is generated once, in place, into sealed shared memory; every runner
+        // of the search maps it.
+        std::size_t setBytes = 0;
         try {
-            data->inputSets.push_back(shareTensors(first));
+            data->inputSets.push_back(generateSharedInputs(gen, 0, &pools));
+            for (const auto& t : data->inputSets.front())
+                setBytes += t.memory ? t.memory->size() : 0;
             const int sets = std::max(1,
                 setBytes * static_cast<std::size_t>(m_settings.timingSets) > m_settings.maxTimingBytes
                     ? 1
                     : m_settings.timingSets);
             for (int k = 1; k <= sets; ++k)
-                data->inputSets.push_back(shareTensors(gen.generateInputs(static_cast<std::uint32_t>(k))));
+                data->inputSets.push_back(generateSharedInputs(gen, static_cast<std::uint32_t>(k), &pools));
         } catch (const std::exception& ex) {
             m_prepareError = "inputs of workload " + w->uuid + ": " + ex.what();
             return false;

@@ -1,5 +1,7 @@
 #include "sharedmemory.h"
 
+#include <util/parallel.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -76,19 +78,34 @@ SharedMemory::~SharedMemory()
 
 std::shared_ptr<SharedMemory> SharedMemory::sealedCopy(std::span<const std::byte> data, const std::string& name)
 {
-    const int fd = createSized(data.size(), name);
-    std::size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
-        if (n <= 0) {
+    return sealedFill(data.size(), name, [&](std::span<std::byte> out) {
+        parallelChunks(
+            data.size(),
+            [&](std::size_t begin, std::size_t end, std::size_t) {
+                std::memcpy(out.data() + begin, data.data() + begin, end - begin);
+            },
+            std::size_t {1} << 24);
+    });
+}
+
+std::shared_ptr<SharedMemory> SharedMemory::sealedFill(
+    std::size_t bytes, const std::string& name, const std::function<void(std::span<std::byte>)>& fill)
+{
+    const int fd = createSized(bytes, name);
+    if (bytes > 0) {
+        void* map = mapShared(fd, bytes, PROT_READ | PROT_WRITE, name);
+        try {
+            fill({static_cast<std::byte*>(map), bytes});
+        } catch (...) {
+            ::munmap(map, bytes);
             ::close(fd);
-            fail("cannot write", name);
+            throw;
         }
-        done += static_cast<std::size_t>(n);
+        // The write seal is refused while a writable mapping exists.
+        ::munmap(map, bytes);
     }
     seal(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE, name);
-    return std::shared_ptr<SharedMemory>(
-        new SharedMemory(fd, data.size(), mapShared(fd, data.size(), PROT_READ, name), false));
+    return std::shared_ptr<SharedMemory>(new SharedMemory(fd, bytes, mapShared(fd, bytes, PROT_READ, name), false));
 }
 
 std::shared_ptr<SharedMemory> SharedMemory::writable(std::size_t bytes, const std::string& name)
@@ -155,6 +172,26 @@ std::vector<SharedTensor> shareTensors(const std::vector<HostTensor>& tensors)
     out.reserve(tensors.size());
     for (const auto& t : tensors)
         out.push_back(shareTensor(t));
+    return out;
+}
+
+std::vector<SharedTensor> generateSharedInputs(const InputGenerator& gen, std::uint32_t trial, SharedPools* pools)
+{
+    std::vector<SharedTensor> out;
+    for (const auto& spec : gen.definition().inputs) {
+        SharedTensor t {spec.name, spec.dtype, gen.shapeOf(spec), spec.isScalar(), nullptr};
+        const std::string pool = pools ? gen.poolKey(spec, trial) : std::string();
+        const auto made = pool.empty() ? SharedPools::iterator {} : pools->find(pool);
+        if (!pool.empty() && made != pools->end()) {
+            t.memory = made->second;
+        } else {
+            t.memory = SharedMemory::sealedFill(gen.byteSize(spec), spec.name,
+                [&](std::span<std::byte> bytes) { gen.generateInto(spec, trial, bytes); });
+            if (!pool.empty())
+                pools->emplace(pool, t.memory);
+        }
+        out.push_back(std::move(t));
+    }
     return out;
 }
 

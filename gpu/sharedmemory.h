@@ -1,9 +1,11 @@
 #pragma once
 
 #include <task/hosttensor.h>
+#include <task/inputgenerator.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -22,6 +24,10 @@ class SharedMemory
 public:
     // A read-only copy of data. Throws std::runtime_error when the system refuses.
     static std::shared_ptr<SharedMemory> sealedCopy(std::span<const std::byte> data, const std::string& name);
+    // A read-only buffer of `bytes` whose contents `fill` writes in place before the seal (no
+    // host copy on the way; `fill` may use every core). Exceptions from `fill` pass through.
+    static std::shared_ptr<SharedMemory> sealedFill(
+        std::size_t bytes, const std::string& name, const std::function<void(std::span<std::byte>)>& fill);
     // A zero-filled buffer of this size for a runner to write.
     static std::shared_ptr<SharedMemory> writable(std::size_t bytes, const std::string& name);
 
@@ -65,6 +71,14 @@ struct SharedTensor {
 // Sealed shared copies of host tensors (throws std::runtime_error when the system refuses).
 SharedTensor shareTensor(const HostTensor& t);
 std::vector<SharedTensor> shareTensors(const std::vector<HostTensor>& tensors);
+// Shared memory of the inputs that every workload of a search shares (InputGenerator::poolKey).
+using SharedPools = std::map<std::string, std::shared_ptr<const SharedMemory>>;
+
+// A workload's inputs generated straight into sealed shared memory (the same bytes as
+// shareTensors(gen.generateInputs(trial)), without the host copies). With `pools`, an input
+// whose pool is already there is not made again.
+std::vector<SharedTensor> generateSharedInputs(
+    const InputGenerator& gen, std::uint32_t trial, SharedPools* pools = nullptr);
 
 // Output buffers by key, made on first use and kept: each is mapped once per search and
 // rewritten in place by every candidate's runner, so what a job's outcome shows of a pooled

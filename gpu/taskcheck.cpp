@@ -31,11 +31,12 @@ std::size_t inputBytes(const Task& task, const Workload& w)
 std::vector<RunnerCall> buildCalls(const Task& task, const std::vector<const Workload*>& workloads, std::uint64_t seed)
 {
     std::vector<RunnerCall> calls;
+    SharedPools pools;
     for (const auto* w : workloads) {
         InputGenerator gen(task.definition, *w, seed);
         RunnerCall call;
         call.id = w->uuid;
-        call.inputs = shareTensors(gen.generateInputs());
+        call.inputs = generateSharedInputs(gen, 0, &pools);
         call.outputs = gen.describeOutputs();
         call.axes = w->axes;
         call.workspaceBytes = gen.workspaceBytes();

@@ -1,4 +1,10 @@
 #include "testmain.h"
+#include "testsupport.h"
+
+#include <task/inputgenerator.h>
+#include <task/task.h>
+
+#include <QTemporaryDir>
 
 #include <cerrno>
 #include <cstring>
@@ -17,6 +23,8 @@ private slots:
     void writableRefusesResizing();
     void marksSurviveOnlyWithoutWrites_data();
     void marksSurviveOnlyWithoutWrites();
+    void sealedFillSealsWhatItWrote();
+    void inputsGeneratedInPlaceAndPoolsShared();
 };
 
 void TestSharedMemory::sealedCopyRefusesChanges()
@@ -68,6 +76,65 @@ void TestSharedMemory::marksSurviveOnlyWithoutWrites()
     QCOMPARE(::pwrite(m->fd(), ones.data(), ones.size() / 2, 0), static_cast<ssize_t>(bytes / 2));
     if (bytes >= (1 << 20))
         QVERIFY(m->marksSurvive()); // half written: thousands of marks in the other half
+}
+
+void TestSharedMemory::sealedFillSealsWhatItWrote()
+{
+    const auto m = SharedMemory::sealedFill(5000, "z", [](std::span<std::byte> out) {
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = static_cast<std::byte>(i % 251);
+    });
+    QCOMPARE(m->size(), std::size_t {5000});
+    QCOMPARE(m->bytes()[4999], static_cast<std::byte>(4999 % 251));
+    const char zero = 0;
+    QCOMPARE(::pwrite(m->fd(), &zero, 1, 0), ssize_t {-1}); // sealed like a copy
+    QCOMPARE(::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd(), 0), MAP_FAILED);
+    // A fill that fails leaves nothing behind and says why.
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+        SharedMemory::sealedFill(64, "w", [](std::span<std::byte>) { throw std::runtime_error("no"); }));
+}
+
+// Inputs made in place are the generator's bytes; a 64 MiB KV pool is made once per trial for
+// every workload of the same shape, and smaller inputs stay per workload.
+void TestSharedMemory::inputsGeneratedInPlaceAndPoolsShared()
+{
+    QTemporaryDir dir;
+    const std::filesystem::path root = std::filesystem::path(dir.path().toStdString()) / "pooled";
+    test::writeText(root / "definition.json", R"J({"name": "pooled", "op_type": "test",
+  "axes": {"pages": {"type": "var"}, "width": {"type": "const", "value": 4096}, "n": {"type": "var"}},
+  "inputs": {"pool": {"shape": ["pages", "width"], "dtype": "bfloat16"},
+             "q": {"shape": ["n"], "dtype": "float32"}},
+  "outputs": {"out": {"shape": ["n"], "dtype": "float32"}}})J");
+    auto line = [](const char* uuid, int n) {
+        return std::string(R"({"definition": "pooled", "workload": {"uuid": ")") + uuid
+            + R"(", "axes": {"pages": 8192, "n": )" + std::to_string(n)
+            + R"(}, "inputs": {"pool": {"type": "random"}, "q": {"type": "random"}}}})" + "\n";
+    };
+    test::writeText(root / "workloads.jsonl", line("a", 16) + line("b", 16));
+    test::writeText(root / "reference.cpp", "// not compiled\n");
+    const auto loaded = loadTask(root);
+    QVERIFY2(loaded.task, loaded.diagnostics.formatAll().c_str());
+    const Task& task = *loaded.task;
+    const InputGenerator a(task.definition, task.workloads[0], 42), b(task.definition, task.workloads[1], 42);
+
+    SharedPools pools;
+    const auto a0 = generateSharedInputs(a, 0, &pools);
+    const auto b0 = generateSharedInputs(b, 0, &pools);
+    const auto a1 = generateSharedInputs(a, 1, &pools);
+    QCOMPARE(pools.size(), std::size_t {2}); // the pool of trial 0 and of trial 1
+    QCOMPARE(a0[0].memory, b0[0].memory); // one pool for both workloads
+    QVERIFY(a0[0].memory != a1[0].memory); // a new trial draws anew
+    QVERIFY(a0[1].memory != b0[1].memory); // q (64 bytes) is each workload's own
+    QVERIFY(std::memcmp(a0[1].memory->bytes().data(), b0[1].memory->bytes().data(), 64) != 0);
+
+    // Byte for byte what the generator makes on the host, without pools and with.
+    const auto host = a.generateInputs(0);
+    const auto alone = generateSharedInputs(a, 0);
+    for (std::size_t i = 0; i < host.size(); ++i) {
+        QCOMPARE(a0[i].memory->size(), host[i].data.size());
+        QVERIFY(std::memcmp(a0[i].memory->bytes().data(), host[i].data.data(), host[i].data.size()) == 0);
+        QVERIFY(std::memcmp(alone[i].memory->bytes().data(), host[i].data.data(), host[i].data.size()) == 0);
+    }
 }
 
 KS_TEST_MAIN_CORE(TestSharedMemory)

@@ -58,29 +58,65 @@ HostTensor InputGenerator::generate(const TensorSpec& spec, std::uint32_t trial)
     t.dtype = spec.dtype;
     t.scalar = spec.isScalar();
     t.shape = shapeOf(spec);
-    const std::size_t n = t.elements();
-    t.data.assign(n * dtypeSize(t.dtype), std::byte {0});
+    t.data.resize(byteSize(spec));
+    generateInto(spec, trial, t.data);
+    return t;
+}
+
+std::string InputGenerator::poolKey(const TensorSpec& spec, std::uint32_t trial) const
+{
+    const auto src = m_workload.inputs.find(spec.name);
+    if (src == m_workload.inputs.end() || src->second.kind != InputSource::Kind::Random || byteSize(spec) < kPoolBytes)
+        return {};
+    const InputSource& r = src->second;
+    std::string key = spec.name + ":" + std::string(dtypeName(spec.dtype)) + ":" + r.distribution;
+    for (const double v : {r.mean, r.stddev, r.low, r.high, r.hasBounds ? 1.0 : 0.0})
+        key += ":" + std::to_string(v);
+    for (const auto d : shapeOf(spec))
+        key += "x" + std::to_string(d);
+    return key + "#" + std::to_string(trial);
+}
+
+std::size_t InputGenerator::byteSize(const TensorSpec& spec) const
+{
+    std::size_t n = 1;
+    for (const auto d : shapeOf(spec))
+        n *= static_cast<std::size_t>(std::max<std::int64_t>(d, 0));
+    return n * dtypeSize(spec.dtype);
+}
+
+void InputGenerator::generateInto(const TensorSpec& spec, std::uint32_t trial, std::span<std::byte> out) const
+{
+    const DType dtype = spec.dtype;
+    const std::size_t esize = dtypeSize(dtype);
+    const std::size_t n = out.size() / esize;
+    std::byte* base = out.data();
+    auto set = [&](std::size_t i, double v) { storeElement(dtype, base + i * esize, v); };
     const auto srcIt = m_workload.inputs.find(spec.name);
-    if (srcIt == m_workload.inputs.end())
-        return t;
+    if (srcIt == m_workload.inputs.end()) {
+        std::fill(out.begin(), out.end(), std::byte {0});
+        return;
+    }
     const InputSource& src = srcIt->second;
+    const std::string poolName = poolKey(spec, trial);
     const std::uint64_t key =
-        splitmix(m_seed ^ fnv1a(spec.name, fnv1a(m_workload.uuid)) ^ (std::uint64_t {trial} << 32));
+        splitmix(m_seed ^ (poolName.empty() ? fnv1a(spec.name, fnv1a(m_workload.uuid)) : fnv1a(poolName))
+            ^ (std::uint64_t {trial} << 32));
 
     switch (src.kind) {
     case InputSource::Kind::Scalar:
     case InputSource::Kind::Constant:
         for (std::size_t i = 0; i < n; ++i)
-            t.set(i, src.value);
+            set(i, src.value);
         break;
     case InputSource::Kind::Arange:
         for (std::size_t i = 0; i < n; ++i)
-            t.set(i, static_cast<double>(i));
+            set(i, static_cast<double>(i));
         break;
     case InputSource::Kind::Indptr: {
         std::int64_t acc = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            t.set(i, static_cast<double>(acc));
+            set(i, static_cast<double>(acc));
             if (i < src.lengths.size())
                 acc += src.lengths[i];
         }
@@ -92,40 +128,40 @@ HostTensor InputGenerator::generate(const TensorSpec& spec, std::uint32_t trial)
         std::vector<std::int64_t> pool(static_cast<std::size_t>(std::max<std::int64_t>(high, 0)));
         std::iota(pool.begin(), pool.end(), 0);
         std::mt19937_64 rng(key);
-        for (std::size_t i = 0; i < n && i < pool.size(); ++i) {
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i >= pool.size()) { // more indices than distinct values: the loader refuses this
+                set(i, 0.0);
+                continue;
+            }
             std::uniform_int_distribution<std::size_t> pick(i, pool.size() - 1);
             std::swap(pool[i], pool[pick(rng)]);
-            t.set(i, static_cast<double>(pool[i]));
+            set(i, static_cast<double>(pool[i]));
         }
         break;
     }
     case InputSource::Kind::Random: {
-        const bool floating = isFloating(t.dtype);
+        const bool floating = isFloating(dtype);
         double lo = src.low, hi = src.high;
         if (!floating && !src.hasBounds) {
-            lo = t.dtype == DType::Bool ? 0 : t.dtype == DType::Int8 ? -128 : -1024;
-            hi = t.dtype == DType::Bool ? 2 : t.dtype == DType::Int8 ? 128 : 1024;
+            lo = dtype == DType::Bool ? 0 : dtype == DType::Int8 ? -128 : -1024;
+            hi = dtype == DType::Bool ? 2 : dtype == DType::Int8 ? 128 : 1024;
         }
-        const DType dtype = t.dtype;
-        std::byte* base = t.data.data();
-        const std::size_t esize = dtypeSize(dtype);
         const bool uniform = src.distribution == "uniform";
         // Normal draws: one Box-Muller pair per two elements (cosine for the even, sine for the
         // odd one), in float: MLA's 1 GB KV pools made the draw the cost of preparing a search.
         parallelChunks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
             float radius = 0.0f, sine = 0.0f, cosine = 0.0f;
             for (std::size_t i = begin; i < end; ++i) {
-                const std::size_t pair = i / 2;
-                const std::uint64_t a = splitmix(key + 2 * pair), b = splitmix(key + 2 * pair + 1);
                 double v;
                 if (uniform) {
-                    v = lo + (hi - lo) * unit(i % 2 ? b : a);
+                    v = lo + (hi - lo) * unit(splitmix(key + i));
                     if (!floating)
                         v = std::floor(v);
                 } else {
                     if (i % 2 == 0 || i == begin) {
-                        radius = std::sqrt(-2.0f * std::log(static_cast<float>(unit(a))));
-                        const float angle = 6.2831853f * static_cast<float>(unit(b));
+                        const std::size_t pair = i / 2;
+                        radius = std::sqrt(-2.0f * std::log(static_cast<float>(unit(splitmix(key + 2 * pair)))));
+                        const float angle = 6.2831853f * static_cast<float>(unit(splitmix(key + 2 * pair + 1)));
                         sine = std::sin(angle);
                         cosine = std::cos(angle);
                     }
@@ -139,7 +175,6 @@ HostTensor InputGenerator::generate(const TensorSpec& spec, std::uint32_t trial)
         break;
     }
     }
-    return t;
 }
 
 std::vector<HostTensor> InputGenerator::generateInputs(std::uint32_t trial) const

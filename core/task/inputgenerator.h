@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,20 @@ class InputGenerator
 public:
     InputGenerator(const Definition& def, const Workload& workload, std::uint64_t seed);
 
+    const Definition& definition() const { return m_def; }
     std::vector<std::int64_t> shapeOf(const TensorSpec& spec) const;
     HostTensor generate(const TensorSpec& spec, std::uint32_t trial = 0) const;
+    // The same elements written into `out` (byteSize(spec) bytes), for example straight into
+    // shared memory: a 1 GB KV pool is then generated once, in place, by every core.
+    void generateInto(const TensorSpec& spec, std::uint32_t trial, std::span<std::byte> out) const;
+    std::size_t byteSize(const TensorSpec& spec) const;
+
+    // Random inputs of kPoolBytes and more (paged-KV pools) do not depend on the workload: every
+    // workload of a search with the same shape, dtype and distribution gets the same values for
+    // a trial, so they can be made and held once (poolKey says which ones are the same).
+    static constexpr std::size_t kPoolBytes = std::size_t {64} << 20;
+    // Non-empty for such an input: equal keys mean equal contents under the same seed.
+    std::string poolKey(const TensorSpec& spec, std::uint32_t trial) const;
     std::vector<HostTensor> generateInputs(std::uint32_t trial = 0) const;
     // The outputs' names, dtypes and shapes for this workload, without data: the runner makes
     // (and poisons) its own buffers.
