@@ -9,7 +9,8 @@ floor, and how far PyTorch's answer is from an fp32 reference on the same inputs
 wrong PyTorch path cannot pass for a fair comparison).
 
 The PyTorch side (documented in docs/tasks.md):
-  gqa decode   padded batch: gather K/V, bf16 einsum, fp32 softmax, bf16 einsum (output + lse)
+  gqa decode   padded batch: gather K/V, fp32 einsum for the logits (bf16 logits miss the
+               tolerance), fp32 softmax, bf16 einsum (output + lse)
   mla decode   padded batch: gather ckv/kpe, the same (output + lse)
   mla prefill  per request: torch.nn.functional.scaled_dot_product_attention with the
                bottom-right causal mask as a boolean mask (output only; SDPA gives no lse)
@@ -98,7 +99,7 @@ def gqa_setup(w, defn):
         k = k_cache[:, 0][page]  # [B, L, KV, D]
         v = v_cache[:, 0][page]
         qg = q.view(B, KV, H // KV, D)
-        logits = torch.einsum("bkgd,blkd->bkgl", qg, k).float().reshape(B, H, -1) * sm_scale
+        logits = torch.einsum("bkgd,blkd->bkgl", qg.float(), k.float()).reshape(B, H, -1) * sm_scale
         logits = logits.masked_fill(~mask[:, None, :], float("-inf"))
         lse = torch.logsumexp(logits, -1)
         p = torch.exp(logits - lse[..., None]).nan_to_num(0.0).to(torch.bfloat16)
@@ -135,7 +136,7 @@ def mla_decode_setup(w, defn):
     def run():
         page, mask = plan
         kc, kp = ckv[:, 0][page], kpe[:, 0][page]  # [B, L, 512], [B, L, 64]
-        logits = (torch.einsum("bhd,bld->bhl", q_nope, kc) + torch.einsum("bhd,bld->bhl", q_pe, kp)).float()
+        logits = torch.einsum("bhd,bld->bhl", q_nope.float(), kc.float()) + torch.einsum("bhd,bld->bhl", q_pe.float(), kp.float())
         return softmax_attend(logits * sm_scale, mask, kc)
 
     def exact():
