@@ -4,6 +4,7 @@
 #include <task/inputgenerator.h>
 #include <task/task.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ks;
@@ -16,6 +17,7 @@ private slots:
     void sameSeedSameInputs();
     void trialAndSeedChangeInputs();
     void normalStatistics();
+    void trimulInputs();
     void scalarsAndOutputs();
 
 private:
@@ -64,6 +66,44 @@ void TestInputGenerator::normalStatistics()
     const double mean = sum / n, var = sq / n - mean * mean;
     QVERIFY2(std::fabs(mean) < 0.01, std::to_string(mean).c_str());
     QVERIFY2(std::fabs(var - 1.0) < 0.02, std::to_string(var).c_str());
+}
+
+// TriMul's Cauchy(0, 2) inputs: median 0 and quartiles at -2 and +2 (the mean does not exist);
+// its Bernoulli mask is half ones; its nomask workloads' mask is all ones.
+void TestInputGenerator::trimulInputs()
+{
+    const auto trimul = loadTask(test::tasksDir() / "trimul");
+    QVERIFY2(trimul.task, trimul.diagnostics.formatAll().c_str());
+    const Task& t = *trimul.task;
+    int cauchy = 0, masked = 0;
+    for (const auto& w : t.workloads) {
+        if (w.axes.at("seq_len") > 64)
+            continue;
+        const auto in = InputGenerator(t.definition, w, 5).generateInputs();
+        std::vector<double> x(in[0].elements());
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = in[0].at(i);
+        std::sort(x.begin(), x.end());
+        auto quantile = [&](double q) { return x[static_cast<std::size_t>(q * static_cast<double>(x.size() - 1))]; };
+        double ones = 0;
+        for (std::size_t i = 0; i < in[1].elements(); ++i)
+            ones += in[1].at(i);
+        const double onesShare = ones / static_cast<double>(in[1].elements());
+        if (w.inputs.at("input").distribution == "cauchy") {
+            ++cauchy;
+            QVERIFY2(std::fabs(quantile(0.5)) < 0.1, std::to_string(quantile(0.5)).c_str());
+            QVERIFY2(std::fabs(quantile(0.25) + 2.0) < 0.15 && std::fabs(quantile(0.75) - 2.0) < 0.15,
+                (std::to_string(quantile(0.25)) + " " + std::to_string(quantile(0.75))).c_str());
+            QVERIFY(x.back() > 1000.0); // heavy tails: among ~100K draws some exceed 1000
+        }
+        if (w.inputs.at("mask").kind == InputSource::Kind::Random) {
+            ++masked;
+            QVERIFY2(std::fabs(onesShare - 0.5) < 0.02, std::to_string(onesShare).c_str());
+        } else {
+            QCOMPARE(onesShare, 1.0);
+        }
+    }
+    QVERIFY(cauchy >= 1 && masked >= 1);
 }
 
 void TestInputGenerator::scalarsAndOutputs()

@@ -147,6 +147,7 @@ void InputGenerator::generateInto(const TensorSpec& spec, std::uint32_t trial, s
             hi = dtype == DType::Bool ? 2 : dtype == DType::Int8 ? 128 : 1024;
         }
         const bool uniform = src.distribution == "uniform";
+        const bool cauchy = src.distribution == "cauchy";
         // Normal draws: one Box-Muller pair per two elements (cosine for the even, sine for the
         // odd one), in float: MLA's 1 GB KV pools made the draw the cost of preparing a search.
         parallelChunks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
@@ -157,6 +158,8 @@ void InputGenerator::generateInto(const TensorSpec& spec, std::uint32_t trial, s
                     v = lo + (hi - lo) * unit(splitmix(key + i));
                     if (!floating)
                         v = std::floor(v);
+                } else if (cauchy) { // location + scale * tan(pi (u - 1/2)); u never reaches 0 or 1
+                    v = src.mean + src.stddev * std::tan(3.141592653589793 * (unit(splitmix(key + i)) - 0.5));
                 } else {
                     if (i % 2 == 0 || i == begin) {
                         const std::size_t pair = i / 2;

@@ -15,9 +15,9 @@ struct InputSource {
     enum class Kind { Random, Scalar, Constant, Arange, Indptr, UniqueIndices };
     Kind kind = Kind::Random;
     double value = 0.0; // scalar / constant
-    std::string distribution = "normal"; // random: normal | uniform
+    std::string distribution = "normal"; // random: normal | uniform | cauchy
     double low = -1.0, high = 1.0; // random uniform bounds (integers: [low, high))
-    double mean = 0.0, stddev = 1.0; // random normal
+    double mean = 0.0, stddev = 1.0; // random normal; cauchy: location and scale
     bool hasBounds = false; // random: low/high were given
     std::vector<std::int64_t> lengths; // indptr: segment lengths
     std::string upperBound; // unique_indices: exclusive bound, an expression over the axes

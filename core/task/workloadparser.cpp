@@ -160,14 +160,21 @@ private:
             src.kind = InputSource::Kind::Random;
             if (j.contains("distribution")) {
                 if (!j["distribution"].is_string()
-                    || (j["distribution"] != "normal" && j["distribution"] != "uniform")) {
-                    error(field + ".distribution", "must be \"normal\" or \"uniform\"");
+                    || (j["distribution"] != "normal" && j["distribution"] != "uniform"
+                        && j["distribution"] != "cauchy")) {
+                    error(field + ".distribution", "must be \"normal\", \"uniform\" or \"cauchy\"");
                     return std::nullopt;
                 }
                 src.distribution = j["distribution"].get<std::string>();
             }
             number("mean", src.mean);
             number("std", src.stddev);
+            if (src.distribution == "cauchy") { // heavy tails, as GPU MODE's TriMul draws some inputs
+                number("location", src.mean);
+                number("scale", src.stddev);
+                if (!isFloating(spec.dtype))
+                    error(field + ".distribution", "cauchy is for floating-point inputs");
+            }
             const bool lo = number("low", src.low);
             const bool hi = number("high", src.high);
             src.hasBounds = lo || hi;
