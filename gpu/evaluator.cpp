@@ -457,6 +457,9 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
                 const auto c = compareOutput(o.outputs[k].view(), w.expected[0][k].view(), tol);
                 r.maxAbsError = std::max(r.maxAbsError, c.maxAbsError);
                 r.maxRelError = std::max(r.maxRelError, c.maxRelError);
+                if (c.total)
+                    r.matchedRatio =
+                        std::min(r.matchedRatio, static_cast<double>(c.matched) / static_cast<double>(c.total));
                 if (!c.passed && r.status == Verdict::Passed)
                     fail(
                         c.shapeMismatch ? Verdict::IncorrectShape : Verdict::IncorrectNumerical, describeComparison(c));

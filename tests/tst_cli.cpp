@@ -223,10 +223,11 @@ void TestCli::evalTableAndJson()
         QVERIFY2(doc.contains(key), key);
     QCOMPARE(doc["status"].get<std::string>(), std::string("PASSED"));
     QCOMPARE(doc["workloads"].size(), std::size_t {2});
-    for (const char* key : {"id", "status", "max_abs_error", "max_rel_error", "latency_us", "baseline_latency_us",
-             "speedup", "roofline_fraction"})
+    for (const char* key : {"id", "status", "max_abs_error", "max_rel_error", "matched_ratio", "latency_us",
+             "baseline_latency_us", "speedup", "roofline_fraction"})
         QVERIFY2(doc["workloads"][0].contains(key), key);
     QVERIFY(doc["workloads"][0]["latency_us"].get<double>() > 0);
+    QCOMPARE(doc["workloads"][0]["matched_ratio"].get<double>(), 1.0); // rmsnorm's honest baseline
 
     // A kernel that fails is still an evaluation: exit 0, with the verdict in the output.
     QTemporaryDir dir;

@@ -18,6 +18,8 @@ struct OutputComparison {
     std::size_t nonFinite = 0; // NaN or Inf in the candidate's output: always a mismatch
     double maxAbsError = 0.0; // over finite elements
     double maxRelError = 0.0;
+    double maxMissError = 0.0; // largest absolute error among the finite elements that missed
+    double expectedRms = 0.0; // RMS of the finite expected values compared
     std::size_t worstIndex = 0; // element with the largest absolute error
     double worstActual = 0.0, worstExpected = 0.0;
     bool shapeMismatch = false;
@@ -26,7 +28,8 @@ struct OutputComparison {
 
 // Every element is compared: it fails when |x-y| > atol and |x-y| > rtol*|y| (FlashInfer-Bench's
 // rule), or when x is not finite; an output passes when its matched fraction reaches
-// tolerance.requiredMatchedRatio.
+// tolerance.requiredMatchedRatio and, where that is below 1, when no element that missed is NaN,
+// Inf or off by more than tolerance.missRmsFraction times the expected values' RMS.
 //
 // Sampling compares a random subset: every n-th block of 256 elements on average, chosen by a
 // hash of the seed. For outputs that were already verified whole on another call (the timing

@@ -276,6 +276,7 @@ private:
         number("atol", m_def.tolerance.atol, 0.0, 1e30);
         number("rtol", m_def.tolerance.rtol, 0.0, 1e30);
         number("required_matched_ratio", m_def.tolerance.requiredMatchedRatio, 0.0, 1.0);
+        number("miss_rms_fraction", m_def.tolerance.missRmsFraction, 0.0, 1e30);
         if (m_def.tolerance.requiredMatchedRatio <= 0.0)
             error("tolerance.required_matched_ratio", "must be greater than 0");
     }

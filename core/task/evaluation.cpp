@@ -30,11 +30,11 @@ nlohmann::json toJson(const Evaluation& e)
     nlohmann::json workloads = nlohmann::json::array();
     for (const auto& w : e.workloads)
         workloads.push_back({{"id", w.id}, {"status", verdictName(w.status)}, {"message", w.message},
-            {"max_abs_error", w.maxAbsError}, {"max_rel_error", w.maxRelError}, {"latency_us", w.latencyMicros},
-            {"latency_p25_us", w.p25Micros}, {"latency_p75_us", w.p75Micros}, {"samples", w.samples},
-            {"baseline_latency_us", w.baselineLatencyMicros}, {"speedup", w.speedup}, {"floor_us", w.floorMicros},
-            {"roofline_fraction", w.rooflineFraction}, {"side_work_samples", w.sideWorkSamples},
-            {"device_span_us", w.deviceSpanMicros}});
+            {"max_abs_error", w.maxAbsError}, {"max_rel_error", w.maxRelError}, {"matched_ratio", w.matchedRatio},
+            {"latency_us", w.latencyMicros}, {"latency_p25_us", w.p25Micros}, {"latency_p75_us", w.p75Micros},
+            {"samples", w.samples}, {"baseline_latency_us", w.baselineLatencyMicros}, {"speedup", w.speedup},
+            {"floor_us", w.floorMicros}, {"roofline_fraction", w.rooflineFraction},
+            {"side_work_samples", w.sideWorkSamples}, {"device_span_us", w.deviceSpanMicros}});
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
         resources.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"shared_bytes", r.sharedBytes},
@@ -94,6 +94,7 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         we.message = text(w, "message");
         we.maxAbsError = number(w, "max_abs_error");
         we.maxRelError = number(w, "max_rel_error");
+        we.matchedRatio = w.contains("matched_ratio") ? number(w, "matched_ratio") : 1.0; // older journals lack it
         we.latencyMicros = number(w, "latency_us");
         we.p25Micros = number(w, "latency_p25_us");
         we.p75Micros = number(w, "latency_p75_us");

@@ -21,6 +21,7 @@ struct WorkloadEvaluation {
     Verdict status = Verdict::RuntimeError;
     std::string message; // why it did not pass, short enough for an LLM prompt
     double maxAbsError = 0.0, maxRelError = 0.0;
+    double matchedRatio = 1.0; // lowest share of elements within tolerance over the outputs
     double latencyMicros = 0.0; // median of the timed samples
     double p25Micros = 0.0, p75Micros = 0.0;
     int samples = 0;
