@@ -28,6 +28,8 @@ private slots:
     void specialValues();
     void preludeAgreesWithHarness_data();
     void preludeAgreesWithHarness();
+    void fp8RoundsToNearestEven_data();
+    void fp8RoundsToNearestEven();
 };
 
 void TestDType::parsesNames_data()
@@ -125,6 +127,60 @@ void TestDType::preludeAgreesWithHarness()
     const ks_f8e5m2_t e5(f);
     QCOMPARE(static_cast<int>(buf[0]), static_cast<int>(e5.bits));
     QCOMPARE(static_cast<double>(static_cast<float>(b)), loadElement(DType::BFloat16, &b.bits));
+}
+
+// The harness's fp8 encoder (a binary search) against a plain scan of every code: each code's
+// value, every midpoint between neighbours (ties go to the even code), values a hair off each
+// midpoint, saturation, and a spread of random magnitudes of both signs.
+void TestDType::fp8RoundsToNearestEven_data()
+{
+    QTest::addColumn<int>("dtype");
+    QTest::newRow("e4m3") << static_cast<int>(DType::Float8E4M3);
+    QTest::newRow("e5m2") << static_cast<int>(DType::Float8E5M2);
+}
+
+void TestDType::fp8RoundsToNearestEven()
+{
+    QFETCH(int, dtype);
+    const auto t = static_cast<DType>(dtype);
+    std::vector<double> finite; // positive finite values by code
+    for (int code = 0; code < 128; ++code) {
+        const auto byte = static_cast<unsigned char>(code);
+        const double v = loadElement(t, &byte);
+        if (!std::isfinite(v))
+            break;
+        finite.push_back(v);
+    }
+    auto scan = [&](double v) {
+        const double a = std::min(std::fabs(v), finite.back());
+        std::size_t best = 0;
+        for (std::size_t c = 1; c < finite.size(); ++c) {
+            const double err = std::fabs(finite[c] - a), bestErr = std::fabs(finite[best] - a);
+            if (err < bestErr || (err == bestErr && c % 2 == 0))
+                best = c;
+        }
+        return static_cast<int>(best | (std::signbit(v) ? 0x80 : 0));
+    };
+    std::vector<double> values;
+    for (std::size_t c = 0; c < finite.size(); ++c) {
+        values.push_back(finite[c]);
+        if (c + 1 < finite.size()) {
+            const double mid = 0.5 * (finite[c] + finite[c + 1]);
+            values.insert(values.end(), {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e9)});
+        }
+    }
+    values.insert(values.end(), {finite.back() * 1.01, 1e30});
+    std::uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 20000; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        values.push_back(std::ldexp(static_cast<double>(x % 1000000) / 1e6, static_cast<int>(x % 40) - 24));
+    }
+    for (const double v : values)
+        for (const double signedV : {v, -v}) {
+            unsigned char got = 0;
+            storeElement(t, &got, signedV);
+            QVERIFY2(static_cast<int>(got) == scan(signedV), qPrintable(QString::number(signedV, 'g', 17)));
+        }
 }
 
 KS_TEST_MAIN_CORE(TestDType)

@@ -58,15 +58,16 @@ void TestGpuKernels::tasksAgreeOnTheGpu()
     QFETCH(QString, task);
     const auto loaded = loadTask(task.toStdString());
     QVERIFY(loaded.task);
-    // Every workload the host reference can compute in seconds (by the cost model's FLOPs); a
-    // task without a cost model: the smallest three plus the largest (where tiling bugs show).
+    // Every workload the host reference can compute in seconds (the task's host_check, else the
+    // cost model's FLOPs); a task with neither: the smallest three plus the largest.
     std::vector<std::string> ids;
     const auto& all = loaded.task->workloads;
     const Definition& def = loaded.task->definition;
     for (std::size_t i = 0; i < all.size(); ++i) {
-        const bool fits = def.costModel
-            ? InputGenerator(def, all[i], 0).evaluate(def.costModel->flops).value_or(0) <= kHostFlopBudget
-            : i < 3 || i + 1 == all.size();
+        const InputGenerator gen(def, all[i], 0);
+        const bool fits = !def.hostCheck.empty() ? gen.evaluate(def.hostCheck).value_or(0) != 0
+            : def.costModel                      ? gen.evaluate(def.costModel->flops).value_or(0) <= kHostFlopBudget
+                                                 : i < 3 || i + 1 == all.size();
         if (fits)
             ids.push_back(all[i].uuid);
     }

@@ -6,6 +6,7 @@
 
 #include <QTemporaryDir>
 
+#include <cmath>
 #include <set>
 
 using namespace ks;
@@ -41,6 +42,7 @@ private slots:
     void generatorsSatisfyConstraints();
     void costModelsReadIndexTensors();
     void loadsTheMlaTasks();
+    void loadsTheMoeTask();
     void rejectsWorkloads_data();
     void rejectsWorkloads();
     void reportsEveryErrorAtOnce();
@@ -166,6 +168,27 @@ void TestTaskLoader::loadsTheMlaTasks()
             QCOMPARE(gen.evaluate(task.definition.costModel->flops), std::optional<double>(2.0 * 16 * 1088 * pairs));
         }
     }
+}
+
+void TestTaskLoader::loadsTheMoeTask()
+{
+    const auto result = loadTask(test::tasksDir() / "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048");
+    QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+    const Task& task = *result.task;
+    // FlashInfer-Bench's low-bit rule, with the misses bounded.
+    QCOMPARE(task.definition.tolerance.requiredMatchedRatio, 0.95);
+    QCOMPARE(task.definition.tolerance.missRmsFraction, 0.5);
+    QCOMPARE(task.definition.hostCheck, std::string("seq_len <= 80")); // its cost model is only a floor
+    QCOMPARE(task.definition.input("hidden_states_scale")->shape->front(), std::string("num_hidden_blocks"));
+    std::set<std::int64_t> lengths;
+    for (const auto& w : task.workloads) {
+        lengths.insert(w.axes.at("seq_len"));
+        const double offset = w.inputs.at("local_expert_offset").value;
+        QVERIFY(offset >= 0 && offset <= 224 && std::fmod(offset, 32.0) == 0.0);
+        QCOMPARE(w.inputs.at("routed_scaling_factor").value, 2.5);
+    }
+    for (const std::int64_t n : {1, 7, 14, 16, 32, 901, 14107}) // the feedback set and the extremes
+        QVERIFY2(lengths.count(n), std::to_string(n).c_str());
 }
 
 void TestTaskLoader::rejectsWorkloads_data()

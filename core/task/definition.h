@@ -55,6 +55,10 @@ struct Definition {
     Tolerance tolerance;
     std::string workspaceBytes = "0"; // expression over the axes
     std::optional<CostModel> costModel;
+    // Which workloads reference.cpp computes in reasonable time (an expression over the axes,
+    // true or false); empty: those under 1e11 cost-model FLOPs. A cost model is a floor, and
+    // for some tasks (MoE: routing decides the work) far below what the host reference does.
+    std::string hostCheck;
 
     const Axis* axis(const std::string& axisName) const;
     const TensorSpec* input(const std::string& inputName) const;

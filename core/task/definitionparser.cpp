@@ -47,6 +47,7 @@ public:
         readTolerance();
         readWorkspace();
         readCostModel();
+        readHostCheck();
         if (m_errors)
             return std::nullopt;
         return m_def;
@@ -294,6 +295,18 @@ private:
         } else {
             error("workspace_bytes", "must be a non-negative integer or an expression over the axes");
         }
+    }
+
+    void readHostCheck()
+    {
+        if (!m_doc.contains("host_check"))
+            return;
+        if (!m_doc["host_check"].is_string()) {
+            error("host_check", "must be an expression over the axes (true for workloads reference.cpp can compute)");
+            return;
+        }
+        checkExpressionNames(m_doc["host_check"].get<std::string>(), "host_check", true);
+        m_def.hostCheck = m_doc["host_check"].get<std::string>();
     }
 
     void readCostModel()
