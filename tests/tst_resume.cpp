@@ -24,6 +24,7 @@ private slots:
     void resumeAfterEveryEvent();
     void corruptJournalIsAnError();
     void finishedRunResumesWithMoreBudget();
+    void repeatedProgramIsNotProgress();
 
 private:
     QTemporaryDir m_tmp;
@@ -126,6 +127,38 @@ void TestResume::finishedRunResumesWithMoreBudget()
     QVERIFY2(o.ok(), qPrintable(o.halted));
     QCOMPARE(o.state.evaluations, 7);
     QCOMPARE(o.state.settings.budget, 7);
+}
+
+// The state rebuilt from events: a program evaluated before is never an improvement, even when
+// its second timing is three times the first (noise on a loaded machine restarted the K count
+// in tst_engine once); a new program that is better is.
+void TestResume::repeatedProgramIsNotProgress()
+{
+    SearchState s;
+    int seq = 0;
+    auto apply = [&](json e) {
+        e["seq"] = ++seq;
+        s.apply(e);
+    };
+    auto evaluation = [&](const std::string& program, double score) {
+        apply({{"type", "candidate"}, {"node", "n1"}, {"program", program}, {"author", "code_policy"},
+            {"prompt", "action"}});
+        apply({{"type", "evaluation"}, {"node", "n1"}, {"program", program}, {"author", "code_policy"},
+            {"evaluation", {{"status", "PASSED"}, {"score", score}}}});
+    };
+    apply({{"type", "run_started"}, {"resumed", false},
+        {"settings", {{"strategy", "ksearch"}, {"budget", 10}, {"k", 3}, {"min_improvement", 0.05}}}});
+    apply({{"type", "tree_edit"}, {"author", "world_model"}, {"purpose", "init"},
+        {"edit", {{"insert", {{{"parent", "root"}, {"intent", "x"}, {"priority", 0.9}, {"rationale", "y"}}}}}}});
+    apply({{"type", "action_started"}, {"node", "n1"}, {"reason", "highest V"}});
+    evaluation("a", 100.0);
+    QCOMPARE(s.action->stagnation, 0);
+    evaluation("a", 300.0); // the same code, timed three times faster
+    QCOMPARE(s.action->stagnation, 1);
+    evaluation("b", 100.0); // new, not better
+    QCOMPARE(s.action->stagnation, 2);
+    evaluation("c", 400.0); // new and better than the best so far by over 5 %
+    QCOMPARE(s.action->stagnation, 0);
 }
 
 KS_TEST_MAIN_CORE(TestResume)

@@ -3,6 +3,7 @@
 #include <tree/treeedit.h>
 #include <tree/treejson.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ks {
@@ -183,7 +184,12 @@ void SearchState::applyEvaluation(const json& e)
             n->bestAttempt = index;
     } else if (action && action->node == n->id) {
         const double before = action->best ? tree.attempt(*action->best)->score() : 0.0;
-        const bool improved = added.passed() && added.score() > before * (1.0 + settings.minImprovement);
+        // A program evaluated before in this search is never progress, however its second timing
+        // came out: on a loaded machine a repeat measured twice as fast restarted the K count.
+        const auto& all = tree.attempts();
+        const bool repeat = std::any_of(all.begin(), all.end() - 1,
+            [&](const Attempt& earlier) { return earlier.evaluated && earlier.program == added.program; });
+        const bool improved = !repeat && added.passed() && added.score() > before * (1.0 + settings.minImprovement);
         if (added.passed() && added.score() > before)
             action->best = index;
         ++action->attempts;
