@@ -34,7 +34,7 @@ run() { # log file, time limit in seconds, command...
 
 for t in $tests; do
     echo "===== $t (KSEARCH_CUPTI_SPANS=${TEST_SPANS:-1})" >> "$OUT/tests.log"
-    KSEARCH_CUPTI_SPANS=${TEST_SPANS:-1} run "$OUT/tests.log" "${TEST_LIMIT:-150}" "$bin/$t"
+    KSEARCH_CUPTI_SPANS=${TEST_SPANS:-1} run "$OUT/tests.log" "${TEST_LIMIT:-420}" "$bin/$t"
 done
 grep "^Totals\|^FAIL\|^SKIP" "$OUT/tests.log"
 
