@@ -81,6 +81,19 @@ def softmax_attend(logits, mask, values):
     return out, lse / LN2
 
 
+def per_request_exact(batch, indptr, indices, request):
+    """fp32 decode, one request at a time, as FlashInfer-Bench's reference loops: request(b, pages)
+    gives the [H, T] logits and a function applying softmax weights to the values."""
+    outs, lses = [], []
+    for b in range(batch):
+        s, e = int(indptr[b]), int(indptr[b + 1])
+        logits, apply = request(b, indices[s:e].long())
+        lse = torch.logsumexp(logits, -1)
+        outs.append(apply(torch.exp(logits - lse[:, None]).nan_to_num(0.0)))
+        lses.append(lse / LN2)
+    return torch.stack(outs), torch.stack(lses)
+
+
 # ------------------------------------------------------------------ GQA decode
 
 def gqa_setup(w, defn):
@@ -106,17 +119,13 @@ def gqa_setup(w, defn):
         out = torch.einsum("bkgl,blkd->bkgd", p.view(B, KV, H // KV, -1), v).reshape(B, H, D)
         return out, lse / LN2
 
+    def request(b, pages):
+        k = k_cache[pages, 0].float().repeat_interleave(H // KV, 1)  # [T, H, D]
+        v = v_cache[pages, 0].float().repeat_interleave(H // KV, 1)
+        return torch.einsum("hd,thd->ht", q[b].float(), k) * sm_scale, lambda p: torch.einsum("ht,thd->hd", p, v)
+
     def exact():
-        outs, lses = [], []
-        for b in range(B):
-            s, e = int(indptr[b]), int(indptr[b + 1])
-            k = k_cache[indices[s:e].long(), 0].float().repeat_interleave(H // KV, 1)  # [T, H, D]
-            v = v_cache[indices[s:e].long(), 0].float().repeat_interleave(H // KV, 1)
-            logits = torch.einsum("hd,thd->ht", q[b].float(), k) * sm_scale
-            lse = torch.logsumexp(logits, -1)
-            outs.append(torch.einsum("ht,thd->hd", torch.exp(logits - lse[:, None]).nan_to_num(0.0), v))
-            lses.append(lse / LN2)
-        return torch.stack(outs), torch.stack(lses)
+        return per_request_exact(B, indptr, indices, request)
 
     return run, exact
 
@@ -139,16 +148,12 @@ def mla_decode_setup(w, defn):
         logits = torch.einsum("bhd,bld->bhl", q_nope.float(), kc.float()) + torch.einsum("bhd,bld->bhl", q_pe.float(), kp.float())
         return softmax_attend(logits * sm_scale, mask, kc)
 
+    def request(b, pages):
+        kc, kp = ckv[pages, 0].float(), kpe[pages, 0].float()
+        return (q_nope[b].float() @ kc.T + q_pe[b].float() @ kp.T) * sm_scale, lambda p: p @ kc
+
     def exact():
-        outs, lses = [], []
-        for b in range(B):
-            s, e = int(indptr[b]), int(indptr[b + 1])
-            kc, kp = ckv[indices[s:e].long(), 0].float(), kpe[indices[s:e].long(), 0].float()
-            logits = (q_nope[b].float() @ kc.T + q_pe[b].float() @ kp.T) * sm_scale
-            lse = torch.logsumexp(logits, -1)
-            outs.append(torch.exp(logits - lse[:, None]).nan_to_num(0.0) @ kc)
-            lses.append(lse / LN2)
-        return torch.stack(outs), torch.stack(lses)
+        return per_request_exact(B, indptr, indices, request)
 
     return run, exact
 
