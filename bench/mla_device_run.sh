@@ -8,7 +8,8 @@
 #   kernels tst_gpukernels (every task: every workload the host can compute)
 #   evaltest tst_gpuevaluator (every task's baseline through the whole evaluator, and the cheats)
 #   bench   bench/attention_vs_torch.py over the three attention tasks
-#   variants the MLA decode baseline with 4 warps (32-token tiles) against the default 8
+#   search  a short `ksearch run` on each MLA task (command provider: bench/scripted_llm.py tries
+#           baseline knobs, reference.cu and a file that does not compile)
 # Results: $OUT/results.tgz (logs, JSON, tables) and the tables on stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ export LD_LIBRARY_PATH=$PWD/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 BIN=$PWD/build/gpu-run/bin
 export KSEARCH_TEST_SOURCE_DIR=$PWD KSEARCH_TEST_BIN_DIR=$BIN KSEARCH_TASKS_PATH=$PWD/tasks
 export QT_QPA_PLATFORM=offscreen XDG_CACHE_HOME=/tmp/ksearch-cache PYTHONUNBUFFERED=1
-STEPS=${STEPS:-check kernels evaltest bench variants}
+STEPS=${STEPS:-check kernels evaltest bench search}
 DEC=mla_paged_decode_h16_ckv512_kpe64_ps1
 PRE=mla_paged_prefill_causal_h16_ckv512_kpe64_ps1
 status=0
@@ -49,7 +50,8 @@ for s in $STEPS; do
         step tst_gpukernels 420 "$BIN/tst_gpukernels"
         grep -h "^PASS\|^FAIL\|^Totals\|checked against" "$RES/tst_gpukernels.log" ;;
     evaltest)
-        step tst_gpuevaluator 540 "$BIN/tst_gpuevaluator"
+        # EVAL_ARGS picks test functions or rows, e.g. "attentionCheatsAreCaught".
+        step tst_gpuevaluator "${EVAL_LIMIT:-540}" "$BIN/tst_gpuevaluator" ${EVAL_ARGS:-}
         grep -h "^PASS\|^FAIL\|^SKIP\|^Totals" "$RES/tst_gpuevaluator.log" ;;
     bench)
         # Printed as it goes (the call's reply carries the end of the output).
@@ -57,20 +59,18 @@ for s in $STEPS; do
             --max-seconds "${BENCH_MAX_SECONDS:-0.3}" --tasks "${BENCH_TASKS:-$DEC,$PRE,gqa_paged_decode_h32_kv4_d128_ps1}" \
             --max-flops "${BENCH_MAX_FLOPS:-0}" --out "$RES/bench.json" 2>&1 | tee "$RES/bench.log"
         echo "== bench: exit ${PIPESTATUS[0]}" | tee -a "$RES/summary.log" ;;
-    variants)
-        mkdir -p "$RES/variants"
-        { echo "#define MLA_DECODE_WARPS 4"; cat "tasks/$DEC/baseline.cu"; } > "$RES/variants/decode_w4.cu"
-        step variant_w4 300 "$BIN/ksearch" eval --task $DEC --backend cuda --json --max-seconds 0.3 \
-            "$RES/variants/decode_w4.cu"
-        python3 - "$RES/variant_w4.log" <<'PY'
-import json, sys
-text = open(sys.argv[1]).read()
-e = json.loads(text[text.find("{"):])
-print(f"decode 4 warps vs 8 (the baseline): {e['status']}, J = {e['score']:.1f}")
-for w in e["workloads"]:
-    print(f"  {w['id'][:8]} 4 warps {w['latency_us']:.2f} us, 8 warps {w['baseline_latency_us']:.2f} us")
-PY
-        ;;
+    search)
+        for t in ${SEARCH_TASKS:-$DEC $PRE}; do
+            case $t in
+            $DEC) knobs="MLA_DECODE_MIN_CHUNK=128;MLA_DECODE_STAGES=3" reference=1 ;;
+            *) knobs="" reference=0 ;; # reference.cu takes minutes on the large prefill workloads
+            esac
+            KS_SCRIPTED_TASK=$PWD/tasks/$t KS_SCRIPTED_KNOBS=$knobs KS_SCRIPTED_REFERENCE=$reference step "search_${t%%_h16*}" "${SEARCH_LIMIT:-150}" \
+                "$BIN/ksearch" --log-file - run --task $t --session "$RES/session_${t%%_h16*}" --provider command \
+                --command "python3 $PWD/bench/scripted_llm.py" --model scripted --budget "${SEARCH_BUDGET:-5}" -k 1 \
+                --bench-seconds 0.05
+            tail -n 25 "$RES/search_${t%%_h16*}.log"
+        done ;;
     esac
 done
 exit $status

@@ -60,6 +60,12 @@ void TestExpression::evaluates_data()
     QTest::newRow("empty sum") << "sum(b, 3, 3, indptr[b + 1]) + 7" << 7.0;
     QTest::newRow("nested sums") << "sum(i, 0, 3, sum(j, 0, i + 1, 1))" << 6.0;
     QTest::newRow("sum variable shadows nothing outside") << "sum(batch, 0, 2, batch) + batch" << 17.0;
+    QTest::newRow("min of segment lengths") << "min(b, 0, 3, indptr[b + 1] - indptr[b])" << 3.0;
+    QTest::newRow("max of the indices") << "max(i, 0, 4, indptr[i])" << 12.0;
+    QTest::newRow("all: monotone") << "all(b, 0, 3, indptr[b] <= indptr[b + 1])" << 1.0;
+    QTest::newRow("all: one term fails") << "all(b, 0, 3, indptr[b + 1] - indptr[b] > 3)" << 0.0;
+    QTest::newRow("empty all holds") << "all(b, 2, 2, 0)" << 1.0;
+    QTest::newRow("empty max is below anything") << "max(i, 0, 0, indptr[i]) < -1e300" << 1.0;
 }
 
 void TestExpression::evaluates()
@@ -97,6 +103,8 @@ void TestExpression::reportsErrors_data()
                                   << "missing ')' after the body of sum";
     QTest::newRow("empty sum still checks names") << "sum(b, 0, 0, heads)"
                                                   << "unknown name 'heads'";
+    QTest::newRow("max unclosed") << "max(i, 0, 3, indptr[i]"
+                                  << "missing ')' after the body of max";
 }
 
 void TestExpression::reportsErrors()

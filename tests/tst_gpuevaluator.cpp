@@ -4,6 +4,7 @@
 #include <QTemporaryDir>
 
 #include <evaluator.h>
+#include <map>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -38,6 +39,8 @@ private slots:
     void sideStreamWorkIsCounted();
     void persistingL2DoesNotHelp();
     void fasterThanTheFloorIsRejected();
+    void attentionCheatsAreCaught_data();
+    void attentionCheatsAreCaught();
 
 private:
     std::unique_ptr<Evaluator> scaleEvaluator(
@@ -257,6 +260,76 @@ void TestGpuEvaluator::fasterThanTheFloorIsRejected()
     QCOMPARE(e.status, Verdict::Rejected);
     QVERIFY2(e.log.find("below the physical floor") != std::string::npos, e.log.c_str());
     QCOMPARE(e.score, 0.0);
+}
+
+void TestGpuEvaluator::attentionCheatsAreCaught_data()
+{
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<QString>("workload"); // one small workload keeps the row short
+    QTest::addColumn<QString>("cheat"); // statements after the honest call; `a` is the KsArgs
+    QTest::addColumn<QString>("verdict");
+    QTest::addColumn<QString>("logFragment");
+    struct Task {
+        const char* name;
+        const char* workload;
+        const char* outputBytes;
+        const char* input;
+    };
+    const Task tasks[] = {
+        {"gqa_paged_decode_h32_kv4_d128_ps1", "e5d9cdd9", "a->batch_size * 32 * 128 * 2", "a->q"},
+        {"mla_paged_decode_h16_ckv512_kpe64_ps1", "e640aef1", "a->batch_size * 16 * 512 * 2", "a->q_nope"},
+        {"mla_paged_prefill_causal_h16_ckv512_kpe64_ps1", "97971716", "a->total_q * 16 * 512 * 2", "a->q_nope"},
+    };
+    for (const Task& t : tasks) {
+        const std::string bytes = t.outputBytes;
+        // The second half of the output overwritten with zeros: as if only half had been computed.
+        QTest::addRow("%s: half the output", t.name)
+            << t.name << t.workload
+            << QString::fromStdString("cudaMemsetAsync((char*)a->output + " + bytes + " / 2, 0, " + bytes + " / 2, s);")
+            << "INCORRECT_NUMERICAL"
+            << "elements outside tolerance";
+        QTest::addRow("%s: modifies an input", t.name)
+            << t.name << t.workload
+            << QString::fromStdString(std::string("cudaMemsetAsync((void*)") + t.input + ", 0, 64, s);") << "REJECTED"
+            << "modified its inputs";
+        QTest::addRow("%s: NaN output", t.name) << t.name << t.workload << "cudaMemsetAsync(a->output, 0xff, 64, s);"
+                                                << "INCORRECT_NUMERICAL"
+                                                << "NaN";
+    }
+}
+
+// The shipped baseline wrapped by a candidate that calls it and then cheats: the verdicts of the
+// scale task's cheats hold on the attention tasks' shapes, index tensors and 1 GB pools too.
+void TestGpuEvaluator::attentionCheatsAreCaught()
+{
+    QFETCH(QString, task);
+    QFETCH(QString, workload);
+    QFETCH(QString, cheat);
+    QFETCH(QString, verdict);
+    QFETCH(QString, logFragment);
+    static std::map<QString, std::unique_ptr<Evaluator>> evaluators; // one per task: inputs made once
+    auto& ev = evaluators[task];
+    const fs::path folder = test::tasksDir() / task.toStdString();
+    if (!ev) {
+        auto loaded = loadTask(folder);
+        QVERIFY2(loaded.task, loaded.diagnostics.formatAll().c_str());
+        EvaluatorSettings s;
+        s.backend = Backend::Cuda;
+        s.workDir = m_root / ("cheats-" + task.toStdString());
+        s.cacheDir = m_root / "cache";
+        s.workloadIds = {workload.toStdString()};
+        s.bench.maxSeconds = 0.1;
+        ev = std::make_unique<Evaluator>(std::move(*loaded.task), s);
+    }
+    const std::string body = "#define ks_run ks_run_honest\n" + test::readText(folder / "baseline.cu")
+        + "\n#undef ks_run\n"
+          "extern \"C\" int ks_run(const KsArgs* a, void* w, size_t wb, ks_stream_t s) {\n"
+          "    const int rc = ks_run_honest(a, w, wb, s);\n    "
+        + cheat.toStdString() + "\n    return rc;\n}\n";
+    static int row = 0;
+    const Evaluation e = ev->evaluate(candidate("cheat-" + std::to_string(++row), body));
+    QCOMPARE(QString::fromLatin1(verdictName(e.status).data()), verdict);
+    QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestGpuEvaluator)

@@ -23,15 +23,19 @@ static const char* kPagedDefinition = R"JSON({
              "kv_indices": {"shape": ["num_kv_indices"], "dtype": "int32"},
              "sm_scale": {"shape": null, "dtype": "float32"}},
   "outputs": {"out": {"shape": ["batch_size", "head_dim"], "dtype": "bfloat16"}},
-  "constraints": ["len_indptr == batch_size + 1", "num_kv_indices == kv_indptr[-1].item()"]
+  "constraints": ["len_indptr == batch_size + 1", "num_kv_indices == kv_indptr[-1].item()",
+                  "all(b, 0, batch_size, kv_indptr[b] <= kv_indptr[b + 1])",
+                  "max(i, 0, num_kv_indices, kv_indices[i]) < num_pages"]
 })JSON";
 
-static std::string pagedWorkload(const std::string& uuid, const std::string& lengths, int numKv, int pages = 64)
+static std::string pagedWorkload(const std::string& uuid, const std::string& lengths, int numKv, int pages = 64,
+    const std::string& high = "num_pages")
 {
     return R"({"definition": "paged", "workload": {"uuid": ")" + uuid + R"(", "axes": {"batch_size": 3, "num_pages": )"
         + std::to_string(pages) + R"(, "len_indptr": 4, "num_kv_indices": )" + std::to_string(numKv)
         + R"(}, "inputs": {"q": {"type": "random"}, "kv_indptr": {"type": "indptr", "lengths": )" + lengths
-        + R"(}, "kv_indices": {"type": "unique_indices", "high": "num_pages"}, "sm_scale": {"type": "scalar", "value": 0.35}}}})";
+        + R"(}, "kv_indices": {"type": "unique_indices", "high": ")" + high
+        + R"("}, "sm_scale": {"type": "scalar", "value": 0.35}}}})";
 }
 
 class TestTaskLoader : public QObject
@@ -202,6 +206,12 @@ void TestTaskLoader::rejectsWorkloads_data()
     QTest::newRow("indptr segments do not fit")
         << QString::fromStdString(pagedWorkload("w", "[5, 7]", 12)) << "workload.inputs.kv_indptr.lengths"
         << "segments";
+    QTest::newRow("indices past the pool") // 12 distinct indices below 64 + 4000: some exceed the pool
+        << QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12, 64, "num_pages + 4000")) << "constraints[3]"
+        << "max(i, 0, num_kv_indices, kv_indices[i]) < num_pages";
+    QTest::newRow("negative segment (indptr not monotone)")
+        << QString::fromStdString(pagedWorkload("w", "[5, -2, 9]", 12)) << "workload.inputs.kv_indptr.lengths[1]"
+        << "non-negative";
     QTest::newRow("too few pages for distinct indices")
         << QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12, 10)) << "workload.inputs.kv_indices.high"
         << "too small";

@@ -1,7 +1,9 @@
 #include "expression.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -166,8 +168,8 @@ private:
             m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '_'))
             ++m_pos;
         const std::string ident(m_text.substr(start, m_pos - start));
-        if (ident == "sum" && accept("("))
-            return sum();
+        if (const auto kind = reductionKind(ident); kind && accept("("))
+            return reduce(*kind, ident);
         if (const auto local = m_locals.find(ident); local != m_locals.end())
             return local->second;
         identifiers.push_back(ident);
@@ -182,17 +184,35 @@ private:
             return 1.0; // only collecting names: any non-zero value keeps divisions well-defined
         const auto v = (*m_lookup)(ident, index);
         if (!v && index && m_dry)
-            return 1.0; // an empty sum's body may index past the end: it is only checked, never used
+            return 1.0; // an empty reduction's body may index past the end: it is only checked, never used
         if (!v)
             fail(index ? "unknown tensor or index out of range '" + ident + "[" + std::to_string(*index) + "]'"
                        : "unknown name '" + ident + "'");
         return *v;
     }
 
-    // sum(i, begin, end, body): body summed for i = begin .. end - 1, as a cost model needs for
-    // per-request work (`sum(b, 0, batch_size, kv_indptr[b + 1] - kv_indptr[b])`). The body is
-    // parsed again for every i; an empty range still parses it once so that its mistakes show.
-    double sum()
+    enum class Reduction { Sum, Min, Max, All };
+
+    static std::optional<Reduction> reductionKind(std::string_view ident)
+    {
+        if (ident == "sum")
+            return Reduction::Sum;
+        if (ident == "min")
+            return Reduction::Min;
+        if (ident == "max")
+            return Reduction::Max;
+        if (ident == "all")
+            return Reduction::All;
+        return std::nullopt;
+    }
+
+    // sum|min|max|all(i, begin, end, body): body reduced over i = begin .. end - 1. A cost model
+    // needs sums of per-request work (`sum(b, 0, batch_size, kv_indptr[b + 1] - kv_indptr[b])`);
+    // constraints check index tensors (`all(b, 0, batch_size, kv_indptr[b] <= kv_indptr[b + 1])`,
+    // `max(i, 0, num_kv_indices, kv_indices[i]) < num_pages`). Over an empty range sum is 0, min
+    // +inf, max -inf and all 1. The body is parsed again for every i; an empty range still parses
+    // it once so that its mistakes show.
+    double reduce(Reduction kind, const std::string& fn)
     {
         skipSpace();
         const std::size_t nameStart = m_pos;
@@ -201,32 +221,48 @@ private:
             ++m_pos;
         const std::string var(m_text.substr(nameStart, m_pos - nameStart));
         if (var.empty() || std::isdigit(static_cast<unsigned char>(var[0])))
-            fail("sum needs a variable name first, as in sum(i, 0, n, ...)");
+            fail(fn + " needs a variable name first, as in " + fn + "(i, 0, n, ...)");
         if (!accept(","))
-            fail("missing ',' after the variable of sum");
+            fail("missing ',' after the variable of " + fn);
         const double begin = std::ceil(comparison());
         if (!accept(","))
-            fail("missing ',' after the start of sum");
+            fail("missing ',' after the start of " + fn);
         const double end = std::ceil(comparison());
         if (!accept(","))
-            fail("missing ',' after the end of sum");
+            fail("missing ',' after the end of " + fn);
         if (end - begin > kMaxSumTerms)
-            fail("sum over more than " + std::to_string(static_cast<long long>(kMaxSumTerms)) + " terms");
+            fail(fn + " over more than " + std::to_string(static_cast<long long>(kMaxSumTerms)) + " terms");
         const auto shadowed = m_locals.find(var);
         const std::optional<double> outer =
             shadowed == m_locals.end() ? std::nullopt : std::optional<double>(shadowed->second);
         const std::size_t bodyStart = m_pos;
-        double total = 0.0;
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        double total = kind == Reduction::Sum ? 0.0
+            : kind == Reduction::Min          ? inf
+            : kind == Reduction::Max          ? -inf
+                                              : 1.0;
         const bool wasDry = m_dry;
         m_dry = m_dry || !(begin < end);
         for (double i = begin; i < end || (i == begin && m_dry); ++i) {
             m_pos = bodyStart;
             m_locals[var] = i;
             const double term = comparison();
-            if (!m_dry)
-                total += term;
             if (m_dry)
                 break;
+            switch (kind) {
+            case Reduction::Sum:
+                total += term;
+                break;
+            case Reduction::Min:
+                total = std::min(total, term);
+                break;
+            case Reduction::Max:
+                total = std::max(total, term);
+                break;
+            case Reduction::All:
+                total = (total != 0.0 && term != 0.0) ? 1.0 : 0.0;
+                break;
+            }
         }
         m_dry = wasDry;
         if (outer)
@@ -234,7 +270,7 @@ private:
         else
             m_locals.erase(var);
         if (!accept(")"))
-            fail("missing ')' after the body of sum");
+            fail("missing ')' after the body of " + fn);
         return total;
     }
 
@@ -243,8 +279,8 @@ private:
     std::string_view m_text;
     const ExpressionLookup* m_lookup;
     std::size_t m_pos = 0;
-    std::map<std::string, double> m_locals; // variables bound by sum()
-    bool m_dry = false; // parsing an empty sum's body: checked, not used
+    std::map<std::string, double> m_locals; // variables bound by a reduction
+    bool m_dry = false; // parsing an empty reduction's body: checked, not used
 };
 
 } // namespace

@@ -1,37 +1,44 @@
-// Hand-written split-KV MLA paged decode for H200 (sm_90a), absorbed layout.
+// Hand-written MLA paged decode for H200 (sm_90a), absorbed layout: one wave of CTAs over the
+// flattened token list, a deep cp.async pipeline, Q held in registers.  Knobs (-D):
+// MLA_DECODE_STAGES (ring depth, 2..5, default 4), MLA_DECODE_MIN_CHUNK (shortest run, 64).
 //
-// Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and all 16 query
-// heads use them twice (Q.K over 576 dims, P.V over 512), so the goal is to read every latent
-// row once at close to DRAM bandwidth and to keep the tensor cores ahead of it:
+// Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
+// them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
 //
-//  * The 16 heads are exactly the M = 16 rows of mma.m16n8k16 (bf16 in, fp32 accumulate): no
-//    padding rows, unlike GQA's 8 heads per KV head.
-//  * One CTA per work item, a run of at most `chunk` tokens of one request.  Request b owns the
-//    item slots [P(b), P(b+1)) with P(b) = kv_indptr[b] / chunk + b, so the host sizes the grid
-//    from batch_size and num_kv_indices alone (no planning pass, no host read of kv_indptr);
-//    the request's ceil(len / chunk) items split it evenly and the spare slots exit at once.
-//  * A tile of kTile = 8 * kWarps tokens is copied to shared memory with cp.async, one tile
-//    ahead of the one being computed.  Warp w computes the logits of tokens 8w .. 8w+7 for all
-//    16 heads; the tile's per-head maximum goes through shared memory, every warp rescales with
-//    the same maximum, P goes to shared memory as bf16, and warp w then accumulates output dims
-//    [512 w / kWarps, 512 (w + 1) / kWarps) over all the tile's tokens.  Three barriers a tile.
-//  * Q (16 x 576) stays in shared memory and reaches the tensor cores through ldmatrix; every
-//    row is stored with its 16-byte chunks XOR-swizzled by (row & 7), so that the eight rows an
-//    ldmatrix phase reads fall in eight different bank groups.
-//  * A request that fits in one item writes its output directly.  Otherwise each item writes
-//    its unnormalised output, running max and sum per head to the workspace, and a second
-//    kernel merges a request's items.
+//  * Balance: the kv_indices positions are cut into equal runs of `chunk` tokens, one per CTA,
+//    and there are at most as many CTAs as fit on the GPU at once, so every SM streams the same
+//    number of rows in a single wave however uneven the requests are.  A run may cross request
+//    boundaries; each request it touches is a segment with its own softmax state.
+//  * Depth: 32-token tiles in a ring of kStages shared-memory stages, kStages - 1 of them in
+//    flight while one is computed (3, 4 and 5 stages measured alike on an H200; bulk-copy
+//    (TMA) rows were slower).  The tile sequence runs across segments, so a new request
+//    never drains the pipeline.  Each thread copies one row's eighth and prefetches that row's
+//    page number one tile ahead, so no copy waits on a dependent load.
+//  * Shared-memory traffic: warp (dg, th) computes the logits of 16 tokens over one quarter of
+//    the 576 dims, with that quarter of Q held in registers (36 per thread, loaded once per
+//    segment), so every K element is read from shared memory once and Q never is.  The four
+//    quarters are summed through shared memory by the softmax step, in which a half-warp owns a
+//    head: the tile's maximum is a shuffle reduction, and the running max and sum live in the
+//    owner's registers.  P.V gives warp w output dims [64 w, 64 w + 64) for all 16 heads (the M
+//    rows of mma.m16n8k16), V^T through ldmatrix.trans.  Three barriers a tile.
+//  * Rows are stored with their 16-byte chunks XOR-swizzled by (row & 7): the eight rows an
+//    ldmatrix phase reads fall in eight bank groups.
+//  * A request inside one run writes its output directly; a request split over runs writes
+//    (unnormalised o, m, l) per head to workspace slot request + run, and a second kernel,
+//    launched as a programmatic dependent so that its launch hides behind the first's tail,
+//    merges them.
+//    Empty requests are written (zeros, lse -inf) by the run their position falls in.
 #include "ks_task.h"
 
 #include <climits>
 #include <cstdint>
 #include <math_constants.h>
 
-// Tuning knob (overridable with -D): warps per CTA; the tile is 8 tokens per warp.  8 warps
-// (64-token tiles, 1 CTA per SM) and 4 warps (32-token tiles, 2 CTAs per SM) are the two shapes
-// docs/perf.md compares.
-#ifndef MLA_DECODE_WARPS
-#define MLA_DECODE_WARPS 8
+#ifndef MLA_DECODE_STAGES
+#define MLA_DECODE_STAGES 4
+#endif
+#ifndef MLA_DECODE_MIN_CHUNK
+#define MLA_DECODE_MIN_CHUNK 64
 #endif
 
 namespace {
@@ -42,47 +49,51 @@ constexpr int kKpe = (int)KS_HEAD_DIM_KPE;
 static_assert(kHeads == 16 && kCkv == 512 && kKpe == 64, "the mma tiling assumes 16 heads, 512 + 64 dims");
 static_assert(KS_PAGE_SIZE == 1, "one token per page");
 
-constexpr int kWarps = MLA_DECODE_WARPS;
-constexpr int kStages = 2;  // the tile being computed and the one being copied
-static_assert(kWarps == 4 || kWarps == 8, "warp w owns 512 / kWarps output dims, a whole number of 16");
+constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTile = 8 * kWarps;                 // tokens per tile: one n8 mma column per warp
-constexpr int kDimsPerWarp = kCkv / kWarps;       // output dims each warp accumulates
-constexpr int kCkvChunks = kCkv / 8;              // 16-byte chunks per latent row (64)
-constexpr int kKpeChunks = kKpe / 8;              // 8
-constexpr int kQChunks = kCkvChunks + kKpeChunks; // a Q row: latent part, then RoPE part
-constexpr int kMinChunk = kTile;                  // shorter items cost more than they spread
-constexpr int kPartialStride = kCkv + 4;          // floats per (item, head): o[512], m, l, pad
+constexpr int kTile = 32; // tokens per tile: 8 threads copy each row
+constexpr int kStages = MLA_DECODE_STAGES;
+static_assert(kStages >= 2 && kStages <= 5, "ring of 2 to 5 stages (shared memory)");
+constexpr int kCkvChunks = kCkv / 8; // 16-byte chunks per latent row (64)
+constexpr int kKpeChunks = kKpe / 8; // 8
+constexpr int kQuarterSteps = (kCkv + kKpe) / 16 / 4; // k-steps of 16 dims per dim quarter (9)
+constexpr int kDimsPerWarp = kCkv / kWarps; // P.V output dims per warp (64)
+constexpr int kMinChunk = MLA_DECODE_MIN_CHUNK; // shorter runs cost more than they spread
+constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Shared memory, in bytes from the start of the dynamic buffer.
-constexpr int kQBytes = kHeads * kQChunks * 16;
+// Shared memory, bytes from the start of the dynamic buffer.
 constexpr int kCkvTileBytes = kTile * kCkv * 2;
-constexpr int kKpeTileBytes = kTile * kKpe * 2;
-constexpr int kStageBytes = kCkvTileBytes + kKpeTileBytes;
-constexpr int kPRowChunks = 8;  // P rows padded to 128 bytes, so the XOR swizzle stays in the row
-static_assert(kTile / 8 <= kPRowChunks, "a P row holds the tile");
-constexpr int kPBytes = kHeads * kPRowChunks * 16;
-constexpr int kOffStages = kQBytes;
-constexpr int kOffP = kOffStages + kStages * kStageBytes;
-constexpr int kOffMax = kOffP + kPBytes;                    // float [kWarps][kHeads]
-constexpr int kOffSum = kOffMax + kWarps * kHeads * 4;      // float [kWarps][kHeads]
-constexpr int kOffPages = kOffSum + kWarps * kHeads * 4;    // int [2][kTile]
-constexpr int kSmemBytes = kOffPages + 2 * kTile * 4;
+constexpr int kStageBytes = kTile * (kCkv + kKpe) * 2;
+constexpr int kSStride = kTile + 8; // floats per row of a logit quarter (padded)
+constexpr int kPStride = 5; // 16-byte chunks per P row: 4 used, 1 pad
+constexpr int kOffS = kStages * kStageBytes; // float [4][kHeads][kSStride]
+constexpr int kOffP = kOffS + 4 * kHeads * kSStride * 4; // bf16 [kHeads][kPStride * 8]
+constexpr int kOffCorr = kOffP + kHeads * kPStride * 16; // float [kHeads]
+constexpr int kOffM = kOffCorr + kHeads * 4; // float [kHeads]
+constexpr int kOffL = kOffM + kHeads * 4; // float [kHeads]
+constexpr int kSmemBytes = kOffL + kHeads * 4;
 static_assert(kSmemBytes <= 227 * 1024, "over the sm_90 shared memory per block");
 
 // ------------------------------------------------------------------ PTX wrappers
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-// 16-byte async copy; with valid == false it writes zeros and reads nothing.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid)
+__device__ __forceinline__ uint32_t smem_u32(const void* p)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
+    return (uint32_t)__cvta_generic_to_shared(p);
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template<int kPending> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4])
 {
@@ -112,8 +123,8 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
     return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled row-major array whose rows
-// hold `row_chunks` chunks (a multiple of 8).
+// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled array of rows of `row_chunks`
+// chunks (a multiple of 8).
 __device__ __forceinline__ uint32_t swz(int row, int chunk, int row_chunks)
 {
     return (uint32_t)((row * row_chunks + (chunk ^ (row & 7))) << 4);
@@ -123,277 +134,322 @@ __device__ __forceinline__ uint32_t swz(int row, int chunk, int row_chunks)
 __device__ __forceinline__ void merge_state(float& m, float& l, float m2, float l2)
 {
     const float mn = fmaxf(m, m2);
-    if (mn == -CUDART_INF_F) return;
+    if (mn == -CUDART_INF_F)
+        return;
     l = l * exp2f(m - mn) + l2 * exp2f(m2 - mn);
     m = mn;
 }
 
-// ------------------------------------------------------------------ work items
-
-struct Item {
-    int request;
-    int begin, end;  // token range [begin, end) in kv_indices
-    bool whole;      // the request's only item: write the final output
-};
-
-__device__ __forceinline__ int items_of(int len, int chunk) { return len <= chunk ? 1 : (len + chunk - 1) / chunk; }
-
-// The largest b with P(b) = indptr[b] / chunk + b <= slot, by a 32-way search over kv_indptr
-// that every warp runs for itself (the same latency as one warp, and no barrier).  Returns false
-// for a spare slot.
-__device__ bool find_item(const int32_t* __restrict__ indptr, int batch, int chunk, int slot, Item& it)
+// How many of the sorted indptr[0 .. n) are <= x (strict: < x), by a 32-way search that one
+// warp runs: the answer is kept in [lo, lo + len].
+__device__ int warp_count_le(const int32_t* __restrict__ indptr, int n, int x, bool strict)
 {
     const int lane = threadIdx.x & 31;
-    int lo = 0, n = batch;
-    for (;;) {
-        const int step = (n + 31) / 32;
-        const int probe = lo + lane * step;
-        const int v = lane * step <= n ? __ldg(indptr + probe) : 0;
-        const bool owned = lane * step < n && v / chunk + probe <= slot;
-        const int k = __popc(__ballot_sync(0xffffffffu, owned)) - 1;
-        if (k < 0) return false;
-        if (step == 1) {
-            const int b = lo + k;
-            const int begin = __shfl_sync(0xffffffffu, v, k);
-            const int end = __shfl_sync(0xffffffffu, v, k + 1);
-            const int count = items_of(end - begin, chunk);
-            const int j = slot - (begin / chunk + b);
-            if (j >= count || end < begin) return false;
-            const int64_t len = end - begin;
-            it.request = b;
-            it.begin = begin + (int)(len * j / count);
-            it.end = begin + (int)(len * (j + 1) / count);
-            it.whole = count == 1;
-            return true;
-        }
-        lo += k * step;
-        n = min(step, n - k * step);
+    int lo = 0, len = n;
+    while (len > 0) {
+        const int step = (len + 31) / 32;
+        const bool in = lane * step < len;
+        const int v = in ? __ldg(indptr + lo + lane * step) : INT_MAX;
+        const bool below = in && (strict ? v < x : v <= x);
+        const int k = __popc(__ballot_sync(0xffffffffu, below)); // probes below x: a prefix
+        if (k == 0)
+            return lo;
+        const int hi = min(lo + k * step, lo + len);
+        lo += (k - 1) * step + 1;
+        len = hi - lo;
     }
+    return lo;
 }
+
+// The run's walk over its tokens: the request b it is in, the position, and the segment (the
+// run's part of request b).  Every thread keeps its own copy; all copies move in step.
+struct Cursor {
+    int b, pos, seg_begin, seg_end, req_begin, req_end;
+
+    __device__ int tile_len() const { return min(kTile, seg_end - pos); }
+
+    __device__ void start(const int32_t* __restrict__ indptr, int b0, int begin, int end)
+    {
+        b = b0;
+        pos = seg_begin = begin;
+        req_begin = __ldg(indptr + b);
+        req_end = __ldg(indptr + b + 1);
+        seg_end = min(req_end, end);
+    }
+
+    __device__ void advance(const int32_t* __restrict__ indptr, int end)
+    {
+        pos += tile_len();
+        if (pos == seg_end && pos < end) {
+            do {
+                ++b;
+                req_begin = req_end;
+                req_end = __ldg(indptr + b + 1);
+            } while (req_end <= pos); // empty requests
+            seg_begin = pos;
+            seg_end = min(req_end, end);
+        }
+    }
+};
 
 // ------------------------------------------------------------------ main kernel
 
-__global__ void __launch_bounds__(kThreads) mla_decode_split_kernel(KsArgs a, float* __restrict__ partials, int chunk)
+__global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int g = lane >> 2, t = lane & 3;  // mma groupID / threadID_in_group
+    const int g = lane >> 2, t = lane & 3; // mma groupID / threadID_in_group
+    const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;
+    const int run = blockIdx.x, runs = gridDim.x;
+    const int begin = min(run * chunk, tokens), end = min(begin + chunk, tokens);
+    const bool last_run = run == runs - 1;
 
-    Item it;
-    if (!find_item(a.kv_indptr, (int)a.batch_size, chunk, blockIdx.x, it)) return;
-    const int len = it.end - it.begin;
-    const int tiles = (len + kTile - 1) / kTile;
-    const int64_t head0 = (int64_t)it.request * kHeads;
-
-    const uint32_t q_smem = smem_u32(smem);
-    const uint32_t stage_smem = q_smem + kOffStages;
-    const uint32_t p_smem = q_smem + kOffP;
-    float* s_max = reinterpret_cast<float*>(smem + kOffMax);
-    float* s_sum = reinterpret_cast<float*>(smem + kOffSum);
-    int* s_pages = reinterpret_cast<int*>(smem + kOffPages);
-
-    // Q of the 16 heads, latent then RoPE part, swizzled rows of 72 chunks.
-    for (int i = tid; i < kHeads * kQChunks; i += kThreads) {
-        const int h = i / kQChunks, c = i % kQChunks;
-        const ks_bf16_t* src = c < kCkvChunks ? a.q_nope + (head0 + h) * kCkv + c * 8
-                                              : a.q_pe + (head0 + h) * kKpe + (c - kCkvChunks) * 8;
-        cp_async_16(q_smem + swz(h, c, kQChunks), src, true);
+    // Empty requests whose position falls in this run (the last run also takes those at the end).
+    {
+        int b = warp_count_le(a.kv_indptr, batch, begin, true) + warp;
+        for (; b < batch; b += kWarps) {
+            const int lo = __ldg(a.kv_indptr + b);
+            if (lo >= end && !(last_run && lo == end))
+                break;
+            if (__ldg(a.kv_indptr + b + 1) != lo)
+                continue;
+            uint4* out = reinterpret_cast<uint4*>(a.output + (int64_t)b * kHeads * kCkv);
+            for (int i = lane; i < kHeads * kCkv / 8; i += 32)
+                out[i] = make_uint4(0, 0, 0, 0);
+            if (lane < kHeads)
+                a.lse[(int64_t)b * kHeads + lane] = -CUDART_INF_F;
+        }
     }
-    auto load_pages = [&](int tile) {
-        if (tid < kTile && tile < tiles) {
-            const int tok = tile * kTile + tid;
-            s_pages[(tile & 1) * kTile + tid] = tok < len ? __ldg(a.kv_indices + it.begin + tok) : 0;
-        }
-    };
-    // Tile `tile` into its stage: kTile latent rows of 64 chunks and RoPE rows of 8.
-    auto issue_tile = [&](int tile) {
-        const uint32_t ckv_dst = stage_smem + (tile % kStages) * kStageBytes;
-        const uint32_t kpe_dst = ckv_dst + kCkvTileBytes;
-        const int valid = len - tile * kTile;
-        const int* pages = s_pages + (tile & 1) * kTile;
-        for (int i = tid; i < kTile * (kCkvChunks + kKpeChunks); i += kThreads) {
-            if (i < kTile * kCkvChunks) {
-                const int row = i / kCkvChunks, c = i % kCkvChunks;
-                const bool ok = row < valid;
-                cp_async_16(ckv_dst + swz(row, c, kCkvChunks), a.ckv_cache + (ok ? (int64_t)pages[row] * kCkv + c * 8 : 0), ok);
-            } else {
-                const int k = i - kTile * kCkvChunks;
-                const int row = k / kKpeChunks, c = k % kKpeChunks;
-                const bool ok = row < valid;
-                cp_async_16(kpe_dst + swz(row, c, kKpeChunks), a.kpe_cache + (ok ? (int64_t)pages[row] * kKpe + c * 8 : 0), ok);
-            }
-        }
-    };
+    if (begin >= end)
+        return;
 
-    load_pages(0);
-    load_pages(1);
-    __syncthreads();
-    if (tiles > 0) issue_tile(0);
-    cp_async_commit();
+    const uint32_t stage_smem = smem_u32(smem);
+    float* s_part = reinterpret_cast<float*>(smem + kOffS);
+    float* s_corr = reinterpret_cast<float*>(smem + kOffCorr);
+    float* s_m = reinterpret_cast<float*>(smem + kOffM);
+    float* s_l = reinterpret_cast<float*>(smem + kOffL);
+    const uint32_t p_smem = stage_smem + kOffP;
 
-    // Online softmax in base 2, the same m in every warp: m = running max of logit * log2(e),
-    // l = this thread's share of sum 2^(x - m) over its warp's tokens, o = unnormalised output
-    // of heads g and g + 8 at this warp's dims.
-    const float scale_log2 = a.sm_scale * kLog2e;
-    float m_lo = -CUDART_INF_F, m_hi = -CUDART_INF_F, l_lo = 0.0f, l_hi = 0.0f;
-    float o[kDimsPerWarp / 8][4];
+    const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1; // indptr[b0] <= begin < indptr[b0+1]
+    Cursor issue, comp;
+    issue.start(a.kv_indptr, b0, begin, end);
+    comp = issue;
+
+    // Copies: thread tid moves chunks (tid & 7) + 8 k of latent row tid >> 3, and RoPE chunk
+    // tid & 7 of that row.  Rows past the segment's end repeat its last token, so that every
+    // stage holds finite values (their logits are masked, their P is 0).
+    const int crow = tid >> 3, csub = tid & 7;
+    auto page_of = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
+    auto issue_tile = [&](int stage, int page) {
+        const uint32_t dst = stage_smem + stage * kStageBytes;
+        const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
 #pragma unroll
-    for (int n = 0; n < kDimsPerWarp / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+        for (int k = 0; k < kCkvChunks / 8; ++k)
+            cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
+        cp_async_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
+    };
 
-    const int mrow = lane & 7, mat = lane >> 3;  // ldmatrix: lane supplies row mrow of matrix mat
-    for (int j = 0; j < tiles; ++j) {
-        cp_async_wait_all();
-        __syncthreads();  // tile j is visible; every warp is done with tile j - 1 and with P
-        if (j + 1 < tiles) issue_tile(j + 1);
+    // Prologue: tiles 0 .. kStages - 2 in flight, the page of tile kStages - 1 on its way.
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+        if (issue.pos < end) {
+            issue_tile(s, page_of(issue));
+            issue.advance(a.kv_indptr, end);
+        }
         cp_async_commit();
-        load_pages(j + 2);  // s_pages[j & 1] was read by issue_tile(j) before the barrier
+    }
+    int next_page = issue.pos < end ? page_of(issue) : 0;
 
-        const uint32_t ckv_tile = stage_smem + (j % kStages) * kStageBytes;
-        const uint32_t kpe_tile = ckv_tile + kCkvTileBytes;
+    const float scale_log2 = a.sm_scale * kLog2e;
+    const int dg = warp & 3, th = warp >> 2; // Q.K: dim quarter, token half
+    const int sh = tid >> 4, stp = tid & 15; // softmax: head, token pair
+    const int mrow = lane & 7, mat = lane >> 3;
+    uint32_t qa[kQuarterSteps][4];
+    float o[kDimsPerWarp / 8][4];
+    float run_m = -CUDART_INF_F, run_l = 0.0f; // softmax owner's state of head sh
 
-        // S = Q.K^T for tokens 8 warp .. +7: 36 k-steps of 16 dims, two per ldmatrix of K.
-        float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        const int krow = warp * 8 + mrow;
-#pragma unroll 4
-        for (int kp = 0; kp < kQChunks / 4; ++kp) {
-            uint32_t b[4], a0[4], a1[4];
-            const bool rope = kp >= kCkvChunks / 4;
-            const int kc = rope ? 4 * kp - kCkvChunks : 4 * kp;
-            ldmatrix_x4(rope ? kpe_tile + swz(krow, kc + mat, kKpeChunks) : ckv_tile + swz(krow, kc + mat, kCkvChunks), b);
-            ldmatrix_x4(q_smem + swz(lane & 15, 4 * kp + (lane >> 4), kQChunks), a0);
-            ldmatrix_x4(q_smem + swz(lane & 15, 4 * kp + 2 + (lane >> 4), kQChunks), a1);
-            mma_16816(s, a0, b[0], b[1]);
-            mma_16816(s, a1, b[2], b[3]);
+    for (int j = 0; comp.pos < end; ++j) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads(); // tile j is visible; every warp is done with tile j - 1
+        if (issue.pos < end) {
+            issue_tile((j + kStages - 1) % kStages, next_page);
+            issue.advance(a.kv_indptr, end);
+            if (issue.pos < end)
+                next_page = page_of(issue);
+        }
+        cp_async_commit();
+
+        const int n = comp.tile_len();
+        const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
+        if (first) {
+            // This request's quarter of Q, as mma A fragments (rows g, g + 8).
+            const int64_t row0 = (int64_t)comp.b * kHeads + g;
+#pragma unroll
+            for (int ks = 0; ks < kQuarterSteps; ++ks) {
+                const int d = (dg * kQuarterSteps + ks) * 16 + 2 * t;
+                const ks_bf16_t* q = d < kCkv ? a.q_nope + row0 * kCkv + d : a.q_pe + row0 * kKpe + (d - kCkv);
+                const int64_t row8 = d < kCkv ? 8 * kCkv : 8 * kKpe;
+                qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q));
+                qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + row8));
+                qa[ks][2] = __ldg(reinterpret_cast<const unsigned int*>(q + 8));
+                qa[ks][3] = __ldg(reinterpret_cast<const unsigned int*>(q + row8 + 8));
+            }
+#pragma unroll
+            for (int i = 0; i < kDimsPerWarp / 8; ++i)
+                o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+            run_m = -CUDART_INF_F;
+            run_l = 0.0f;
         }
 
-        // Mask the tile's missing tokens, then the per-head maximum over this warp's tokens.
-        const int valid = len - j * kTile;
-        const int col = warp * 8 + 2 * t;
+        const uint32_t tile = stage_smem + (j % kStages) * kStageBytes;
+        // Q.K^T over this warp's quarter for tokens 16 th .. 16 th + 15 (two n8 tiles).
+        {
+            float s[2][4] = {};
+            const int krow = 16 * th + (mat >> 1) * 8 + mrow;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) s[c] = col + (c & 1) < valid ? s[c] * scale_log2 : -CUDART_INF_F;
-        float mx_lo = fmaxf(s[0], s[1]), mx_hi = fmaxf(s[2], s[3]);
-        mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 1));
-        mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, 2));
-        mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 1));
-        mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, 2));
-        if (t == 0) {
-            s_max[warp * kHeads + g] = mx_lo;
-            s_max[warp * kHeads + g + 8] = mx_hi;
-        }
-        __syncthreads();
-
-        float tile_lo = -CUDART_INF_F, tile_hi = -CUDART_INF_F;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
-            tile_lo = fmaxf(tile_lo, s_max[w * kHeads + g]);
-            tile_hi = fmaxf(tile_hi, s_max[w * kHeads + g + 8]);
-        }
-        const float new_lo = fmaxf(m_lo, tile_lo), new_hi = fmaxf(m_hi, tile_hi);
-        // A tile is never all-masked (valid >= 1), so new_* is finite from the first tile on.
-        const float corr_lo = exp2f(m_lo - new_lo), corr_hi = exp2f(m_hi - new_hi);
-        m_lo = new_lo;
-        m_hi = new_hi;
-        const float p0 = exp2f(s[0] - m_lo), p1 = exp2f(s[1] - m_lo);
-        const float p2 = exp2f(s[2] - m_hi), p3 = exp2f(s[3] - m_hi);
-        l_lo = l_lo * corr_lo + p0 + p1;
-        l_hi = l_hi * corr_hi + p2 + p3;
-        // P as bf16, row = head, column = token: this warp's 8 tokens are chunk `warp` of a row.
-        *reinterpret_cast<uint32_t*>(smem + kOffP + swz(g, warp, kPRowChunks) + 4 * t) = pack_bf16x2(p0, p1);
-        *reinterpret_cast<uint32_t*>(smem + kOffP + swz(g + 8, warp, kPRowChunks) + 4 * t) = pack_bf16x2(p2, p3);
-#pragma unroll
-        for (int n = 0; n < kDimsPerWarp / 8; ++n) {
-            o[n][0] *= corr_lo;
-            o[n][1] *= corr_lo;
-            o[n][2] *= corr_hi;
-            o[n][3] *= corr_hi;
-        }
-        __syncthreads();
-
-        // O[:, this warp's dims] += P.V over the tile's tokens, 16 per k-step; V^T through
-        // ldmatrix.trans from the token-major latent rows.
-#pragma unroll
-        for (int kk = 0; kk < kTile / 16; ++kk) {
-            uint32_t pa[4];
-            ldmatrix_x4(p_smem + swz(lane & 15, 2 * kk + (lane >> 4), kPRowChunks), pa);
-            const int vrow = 16 * kk + (mat & 1) * 8 + mrow;
-#pragma unroll
-            for (int n = 0; n < kDimsPerWarp / 8; n += 2) {
+            for (int ks = 0; ks < kQuarterSteps; ++ks) {
+                const int c = (dg * kQuarterSteps + ks) * 2 + (mat & 1);
                 uint32_t b[4];
-                ldmatrix_x4_trans(ckv_tile + swz(vrow, warp * (kDimsPerWarp / 8) + n + (mat >> 1), kCkvChunks), b);
-                mma_16816(o[n], pa, b[0], b[1]);
-                mma_16816(o[n + 1], pa, b[2], b[3]);
+                ldmatrix_x4(c < kCkvChunks ? tile + swz(krow, c, kCkvChunks)
+                                           : tile + kCkvTileBytes + swz(krow, c - kCkvChunks, kKpeChunks),
+                    b);
+                mma_16816(s[0], qa[ks], b[0], b[1]);
+                mma_16816(s[1], qa[ks], b[2], b[3]);
+            }
+            float* part = s_part + dg * kHeads * kSStride;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int tok = 16 * th + 8 * h + 2 * t;
+                *reinterpret_cast<float2*>(part + g * kSStride + tok) = make_float2(s[h][0], s[h][1]);
+                *reinterpret_cast<float2*>(part + (g + 8) * kSStride + tok) = make_float2(s[h][2], s[h][3]);
             }
         }
-    }
-    cp_async_wait_all();
+        __syncthreads();
 
-    // Sum l over the quad, then over the warps (each saw a different eighth of every tile).
-    l_lo += __shfl_xor_sync(0xffffffffu, l_lo, 1);
-    l_lo += __shfl_xor_sync(0xffffffffu, l_lo, 2);
-    l_hi += __shfl_xor_sync(0xffffffffu, l_hi, 1);
-    l_hi += __shfl_xor_sync(0xffffffffu, l_hi, 2);
-    if (t == 0) {
-        s_sum[warp * kHeads + g] = l_lo;
-        s_sum[warp * kHeads + g + 8] = l_hi;
-    }
-    __syncthreads();
-    float sum_lo = 0.0f, sum_hi = 0.0f;
+        // Softmax: half-warp per head, two tokens per thread.
+        {
+            float2 x = make_float2(0.0f, 0.0f);
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-        sum_lo += s_sum[w * kHeads + g];
-        sum_hi += s_sum[w * kHeads + g + 8];
-    }
+            for (int q = 0; q < 4; ++q) {
+                const float2 v = *reinterpret_cast<const float2*>(s_part + (q * kHeads + sh) * kSStride + 2 * stp);
+                x.x += v.x;
+                x.y += v.y;
+            }
+            x.x = 2 * stp < n ? x.x * scale_log2 : -CUDART_INF_F;
+            x.y = 2 * stp + 1 < n ? x.y * scale_log2 : -CUDART_INF_F;
+            float mx = fmaxf(x.x, x.y);
+#pragma unroll
+            for (int off = 8; off > 0; off >>= 1)
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            const float m_new = fmaxf(run_m, mx); // finite: a tile has at least one token
+            const float corr = exp2f(run_m - m_new);
+            const float p0 = exp2f(x.x - m_new), p1 = exp2f(x.y - m_new);
+            run_m = m_new;
+            run_l = run_l * corr + p0 + p1;
+            *reinterpret_cast<uint32_t*>(smem + kOffP + sh * kPStride * 16 + stp * 4) = pack_bf16x2(p0, p1);
+            if (stp == 0)
+                s_corr[sh] = corr;
+            if (last) {
+                float l = run_l;
+#pragma unroll
+                for (int off = 8; off > 0; off >>= 1)
+                    l += __shfl_xor_sync(0xffffffffu, l, off);
+                if (stp == 0) {
+                    s_m[sh] = run_m;
+                    s_l[sh] = l;
+                }
+            }
+        }
+        __syncthreads();
 
-    const int dim0 = warp * kDimsPerWarp + 2 * t;
-    if (it.whole) {
-        const float inv_lo = sum_lo > 0.0f ? 1.0f / sum_lo : 0.0f, inv_hi = sum_hi > 0.0f ? 1.0f / sum_hi : 0.0f;
-        ks_bf16_t* out_lo = a.output + (head0 + g) * kCkv + dim0;
-        ks_bf16_t* out_hi = a.output + (head0 + g + 8) * kCkv + dim0;
+        // O[:, this warp's 64 dims] = O * corr + P.V over the tile's 32 tokens.
+        {
+            const float c_lo = s_corr[g], c_hi = s_corr[g + 8];
 #pragma unroll
-        for (int n = 0; n < kDimsPerWarp / 8; ++n) {
-            *reinterpret_cast<uint32_t*>(out_lo + 8 * n) = pack_bf16x2(o[n][0] * inv_lo, o[n][1] * inv_lo);
-            *reinterpret_cast<uint32_t*>(out_hi + 8 * n) = pack_bf16x2(o[n][2] * inv_hi, o[n][3] * inv_hi);
-        }
-        if (warp == 0 && t == 0) {
-            a.lse[head0 + g] = sum_lo > 0.0f ? m_lo + log2f(sum_lo) : -CUDART_INF_F;
-            a.lse[head0 + g + 8] = sum_hi > 0.0f ? m_hi + log2f(sum_hi) : -CUDART_INF_F;
-        }
-    } else {
-        float* part_lo = partials + ((int64_t)blockIdx.x * kHeads + g) * kPartialStride;
-        float* part_hi = part_lo + 8 * kPartialStride;
+            for (int i = 0; i < kDimsPerWarp / 8; ++i) {
+                o[i][0] *= c_lo;
+                o[i][1] *= c_lo;
+                o[i][2] *= c_hi;
+                o[i][3] *= c_hi;
+            }
 #pragma unroll
-        for (int n = 0; n < kDimsPerWarp / 8; ++n) {
-            *reinterpret_cast<float2*>(part_lo + dim0 + 8 * n) = make_float2(o[n][0], o[n][1]);
-            *reinterpret_cast<float2*>(part_hi + dim0 + 8 * n) = make_float2(o[n][2], o[n][3]);
+            for (int kk = 0; kk < kTile / 16; ++kk) {
+                uint32_t pa[4];
+                ldmatrix_x4(p_smem + (lane & 15) * kPStride * 16 + (2 * kk + (lane >> 4)) * 16, pa);
+                const int vrow = 16 * kk + (mat & 1) * 8 + mrow;
+#pragma unroll
+                for (int i = 0; i < kDimsPerWarp / 8; i += 2) {
+                    uint32_t b[4];
+                    ldmatrix_x4_trans(tile + swz(vrow, warp * (kDimsPerWarp / 8) + i + (mat >> 1), kCkvChunks), b);
+                    mma_16816(o[i], pa, b[0], b[1]);
+                    mma_16816(o[i + 1], pa, b[2], b[3]);
+                }
+            }
         }
-        if (warp == 0 && t == 0) {
-            part_lo[kCkv] = m_lo;
-            part_lo[kCkv + 1] = sum_lo;
-            part_hi[kCkv] = m_hi;
-            part_hi[kCkv + 1] = sum_hi;
+
+        if (last) {
+            const float m_lo = s_m[g], m_hi = s_m[g + 8], l_lo = s_l[g], l_hi = s_l[g + 8];
+            const int dim0 = warp * kDimsPerWarp + 2 * t;
+            const int64_t head0 = (int64_t)comp.b * kHeads;
+            const bool whole = comp.req_begin / chunk == (comp.req_end - 1) / chunk;
+            if (whole) {
+                const float inv_lo = 1.0f / l_lo, inv_hi = 1.0f / l_hi; // l >= 1: the max term is 2^0
+                ks_bf16_t* out_lo = a.output + (head0 + g) * kCkv + dim0;
+                ks_bf16_t* out_hi = a.output + (head0 + g + 8) * kCkv + dim0;
+#pragma unroll
+                for (int i = 0; i < kDimsPerWarp / 8; ++i) {
+                    *reinterpret_cast<uint32_t*>(out_lo + 8 * i) = pack_bf16x2(o[i][0] * inv_lo, o[i][1] * inv_lo);
+                    *reinterpret_cast<uint32_t*>(out_hi + 8 * i) = pack_bf16x2(o[i][2] * inv_hi, o[i][3] * inv_hi);
+                }
+                if (warp == 0 && t == 0) {
+                    a.lse[head0 + g] = m_lo + log2f(l_lo);
+                    a.lse[head0 + g + 8] = m_hi + log2f(l_hi);
+                }
+            } else {
+                const int64_t slot = (int64_t)comp.b + run;
+                float* part_lo = partials + (slot * kHeads + g) * kPartialStride;
+                float* part_hi = part_lo + 8 * kPartialStride;
+#pragma unroll
+                for (int i = 0; i < kDimsPerWarp / 8; ++i) {
+                    *reinterpret_cast<float2*>(part_lo + dim0 + 8 * i) = make_float2(o[i][0], o[i][1]);
+                    *reinterpret_cast<float2*>(part_hi + dim0 + 8 * i) = make_float2(o[i][2], o[i][3]);
+                }
+                if (warp == 0 && t == 0) {
+                    part_lo[kCkv] = m_lo;
+                    part_lo[kCkv + 1] = l_lo;
+                    part_hi[kCkv] = m_hi;
+                    part_hi[kCkv + 1] = l_hi;
+                }
+            }
         }
+        comp.advance(a.kv_indptr, end);
     }
+    cp_async_wait<0>();
 }
 
 // ------------------------------------------------------------------ combine kernel
 
-// One block per (request, head); thread i merges dims 4i .. 4i+3 over the request's items.
+// One block per (request, head); thread i merges dims 4i .. 4i+3 over the runs the request spans.
 __global__ void __launch_bounds__(kCkv / 4) mla_decode_combine_kernel(const int32_t* __restrict__ indptr,
     const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
 {
+    // Launched as a programmatic dependent of the main kernel (its launch overlaps the main
+    // kernel's tail); wait here until the main kernel's writes are visible.
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
     const int b = blockIdx.x / kHeads, h = blockIdx.x % kHeads;
-    const int begin = __ldg(indptr + b), end = __ldg(indptr + b + 1);
-    const int count = items_of(end - begin, chunk);
-    if (count <= 1) return;  // written by the main kernel
-    const int64_t first = (int64_t)(begin / chunk) + b;
-    const float* part = partials + (first * kHeads + h) * kPartialStride;
-    constexpr int64_t kItemFloats = (int64_t)kHeads * kPartialStride;
+    const int lo = __ldg(indptr + b), hi = __ldg(indptr + b + 1);
+    if (hi == lo)
+        return;
+    const int first = lo / chunk, count = (hi - 1) / chunk - first + 1;
+    if (count <= 1)
+        return; // written by the main kernel
+    constexpr int64_t kSlotFloats = (int64_t)kHeads * kPartialStride;
+    const float* part = partials + ((int64_t)(b + first) * kHeads + h) * kPartialStride;
 
-    // Every warp reduces (m, l) over the items for itself, which saves a barrier.
     const int lane = threadIdx.x & 31;
     float m = -CUDART_INF_F, l = 0.0f;
     for (int i = lane; i < count; i += 32)
-        merge_state(m, l, __ldg(part + i * kItemFloats + kCkv), __ldg(part + i * kItemFloats + kCkv + 1));
+        merge_state(m, l, __ldg(part + i * kSlotFloats + kCkv), __ldg(part + i * kSlotFloats + kCkv + 1));
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) {
         const float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
@@ -403,78 +459,94 @@ __global__ void __launch_bounds__(kCkv / 4) mla_decode_combine_kernel(const int3
     const int d = 4 * threadIdx.x;
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int i = 0; i < count; ++i) {
-        const float mi = __ldg(part + i * kItemFloats + kCkv);
-        const float w = mi == -CUDART_INF_F ? 0.0f : exp2f(mi - m);
-        const float4 v = __ldg(reinterpret_cast<const float4*>(part + i * kItemFloats + d));
+        const float w = exp2f(__ldg(part + i * kSlotFloats + kCkv) - m);
+        const float4 v = __ldg(reinterpret_cast<const float4*>(part + i * kSlotFloats + d));
         acc.x += w * v.x;
         acc.y += w * v.y;
         acc.z += w * v.z;
         acc.w += w * v.w;
     }
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const float inv = 1.0f / l;
     uint2 packed;
     packed.x = pack_bf16x2(acc.x * inv, acc.y * inv);
     packed.y = pack_bf16x2(acc.z * inv, acc.w * inv);
     *reinterpret_cast<uint2*>(output + ((int64_t)b * kHeads + h) * kCkv + d) = packed;
-    if (threadIdx.x == 0) lse[(int64_t)b * kHeads + h] = l > 0.0f ? m + log2f(l) : -CUDART_INF_F;
+    if (threadIdx.x == 0)
+        lse[(int64_t)b * kHeads + h] = m + log2f(l);
 }
 
-bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
+bool aligned(const void* p, uintptr_t bytes)
+{
+    return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
 
-}  // namespace
+} // namespace
 
 extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t stream)
 {
-    if (!args || args->batch_size < 0 || args->len_indptr != args->batch_size + 1 || args->num_kv_indices < 0 ||
-        args->num_kv_indices > INT_MAX / 2)
+    if (!args || args->batch_size < 0 || args->len_indptr != args->batch_size + 1 || args->num_kv_indices < 0
+        || args->num_kv_indices > INT_MAX / 2)
         return (int)cudaErrorInvalidValue;
     const int64_t batch = args->batch_size, tokens = args->num_kv_indices;
-    if (batch == 0) return 0;
-    if (!args->q_nope || !args->q_pe || !args->ckv_cache || !args->kpe_cache || !args->kv_indptr || !args->output ||
-        !args->lse || (tokens > 0 && !args->kv_indices))
+    if (batch == 0)
+        return 0;
+    if (!args->q_nope || !args->q_pe || !args->ckv_cache || !args->kpe_cache || !args->kv_indptr || !args->output
+        || !args->lse || (tokens > 0 && !args->kv_indices))
         return (int)cudaErrorInvalidValue;
-    if (batch > INT_MAX / kHeads) return (int)cudaErrorInvalidValue;
-    // 16-byte rows for cp.async; 4-byte pairs for the output stores.
-    if (!aligned(args->ckv_cache, 16) || !aligned(args->kpe_cache, 16) || !aligned(args->q_nope, 16) ||
-        !aligned(args->q_pe, 16) || !aligned(args->output, 8))
+    if (batch > INT_MAX / kHeads)
+        return (int)cudaErrorInvalidValue;
+    // 16-byte rows for cp.async; 4-byte Q pairs; 16-byte stores of empty outputs.
+    if (!aligned(args->ckv_cache, 16) || !aligned(args->kpe_cache, 16) || !aligned(args->q_nope, 4)
+        || !aligned(args->q_pe, 4) || !aligned(args->output, 16))
         return (int)cudaErrorMisalignedAddress;
 
-    static int resident = 0;  // CTAs of the main kernel per SM times SMs: one wave's worth of items
+    static int resident = 0; // CTAs of the main kernel that fit on the GPU at once
     if (resident == 0) {
         int device = 0, sms = 0, per_sm = 0;
         cudaError_t err = cudaGetDevice(&device);
-        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (err == cudaSuccess)
-            err = cudaFuncSetAttribute(mla_decode_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+            err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mla_decode_split_kernel, kThreads, kSmemBytes);
-        if (err != cudaSuccess) return (int)err;
+            err = cudaFuncSetAttribute(mla_decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mla_decode_kernel, kThreads, kSmemBytes);
+        if (err != cudaSuccess)
+            return (int)err;
         resident = sms * (per_sm > 0 ? per_sm : 1);
     }
 
-    // Chunk: the tokens over one wave of CTAs, never under one tile, and never so small that the
-    // item slots (tokens / chunk + batch) outgrow the workspace.  Without room for a single split
-    // per request, nothing is split.
-    int64_t chunk = (tokens + resident - 1) / resident;
-    if (chunk < kMinChunk) chunk = kMinChunk;
-    const int64_t capacity = workspace ? (int64_t)(workspace_bytes / ((size_t)kHeads * kPartialStride * sizeof(float))) : 0;
-    if (capacity > batch) {
-        const int64_t fit = (tokens + (capacity - batch) - 1) / (capacity - batch);
-        if (chunk < fit) chunk = fit;
-    } else {
-        chunk = tokens + 1;
-    }
-    if (chunk > INT_MAX / 2) chunk = INT_MAX / 2;  // > tokens either way: one item per request
-    const int64_t slots = tokens / chunk + batch;
-    if (slots > INT_MAX) return (int)cudaErrorInvalidValue;
+    // Runs: one wave of equal runs, never shorter than kMinChunk, and never more than the
+    // workspace has slots for (a split request's segments use slots request + run, at most
+    // batch + runs - 1 of them).  Without room for one extra slot nothing is split.
+    const int64_t capacity =
+        workspace ? (int64_t)(workspace_bytes / ((size_t)kHeads * kPartialStride * sizeof(float))) : 0;
+    int64_t max_runs = capacity - batch + 1;
+    if (max_runs > resident)
+        max_runs = resident;
+    if (max_runs < 1)
+        max_runs = 1;
+    int64_t chunk = (tokens + max_runs - 1) / max_runs;
+    if (chunk < kMinChunk)
+        chunk = kMinChunk;
+    if (max_runs == 1 || chunk >= tokens)
+        chunk = tokens > 0 ? tokens : 1;
+    const int64_t runs = tokens > 0 ? (tokens + chunk - 1) / chunk : 1;
 
     float* partials = static_cast<float*>(workspace);
-    mla_decode_split_kernel<<<(unsigned)slots, kThreads, kSmemBytes, stream>>>(*args, partials, (int)chunk);
+    mla_decode_kernel<<<(unsigned)runs, kThreads, kSmemBytes, stream>>>(*args, partials, (int)chunk);
     cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess && tokens > chunk) {
-        mla_decode_combine_kernel<<<(unsigned)(batch * kHeads), kCkv / 4, 0, stream>>>(
-            args->kv_indptr, partials, args->output, args->lse, (int)chunk);
-        err = cudaGetLastError();
+    if (err == cudaSuccess && runs > 1) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3((unsigned)(batch * kHeads));
+        config.blockDim = dim3(kCkv / 4);
+        config.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attr;
+        config.numAttrs = 1;
+        err = cudaLaunchKernelEx(&config, mla_decode_combine_kernel, (const int32_t*)args->kv_indptr,
+            (const float*)partials, args->output, args->lse, (int)chunk);
     }
     return (int)err;
 }

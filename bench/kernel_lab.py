@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Kernel lab: times variants of one task's kernel side by side on the same inputs.
+
+A tool for writing baselines, not part of the evaluator: it lets one GPU call compare several
+builds of a kernel (different -D knobs or designs) on every workload of a task, with every
+variant checked against the task's reference.cu on the same inputs first. Verdicts of record
+still come from `ksearch eval`.
+
+Libraries are built on the development machine by bench/kernel_lab.sh (nvcc with the task's
+ks_task.h, the flags of gpu/compiler.cpp); this script only loads them with ctypes. Inputs
+follow the workload's descriptors: random (normal, bf16), indptr from lengths, unique_indices
+(a random permutation of the pool), scalar. Timing: triton's do_bench, median, L2 cleared
+before every call. "GB/s" counts every input read once, with a paged pool counted only for
+the pages kv_indices names, and every output written once: the cost model's bytes.
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import re
+import sys
+
+import torch
+from triton.testing import do_bench
+
+DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "float16": torch.float16}
+CTYPES = {"float": ctypes.c_float, "int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32}
+
+
+def args_struct(header):
+    """ctypes mirror of KsArgs, parsed from ks_task.h (pointers, floats and int64 axes)."""
+    body = re.search(r"typedef struct KsArgs \{(.*?)\} KsArgs;", header, re.S).group(1)
+    fields = []
+    for line in body.splitlines():
+        m = re.match(r"\s*(const )?([\w]+)(\*)?\s+(\w+);", line)
+        if m:
+            fields.append((m.group(4), ctypes.c_void_p if m.group(3) else CTYPES[m.group(2)]))
+    return type("KsArgs", (ctypes.Structure,), {"_fields_": fields})
+
+
+def workload_inputs(definition, workload, gen, pages=None, sequential=False):
+    axes = {k: v["value"] for k, v in definition["axes"].items() if v["type"] == "const"}
+    axes.update(workload["axes"])
+    if pages and "num_pages" in axes:  # a smaller pool, never below the pages the workload names
+        axes["num_pages"] = max(min(pages, axes["num_pages"]), axes.get("num_kv_indices", 0))
+    tensors, scalars = {}, {}
+    for name, spec in definition["inputs"].items():
+        desc = workload["inputs"][name]
+        if spec["shape"] is None:
+            scalars[name] = desc["value"]
+            continue
+        shape = [axes[d] if isinstance(d, str) else d for d in spec["shape"]]
+        dtype = DTYPES[spec["dtype"]]
+        kind = desc["type"]
+        if kind == "indptr":
+            lengths = torch.tensor([0] + list(desc["lengths"]), dtype=torch.int64)
+            t = torch.cumsum(lengths, 0).to(torch.int32)
+        elif kind == "unique_indices":
+            high = axes[desc["high"]] if isinstance(desc["high"], str) else desc["high"]
+            if sequential:  # consecutive pages: what the same kernel does without the random gather
+                t = torch.arange(shape[0], device="cuda", dtype=torch.int32)
+            else:
+                t = torch.randperm(high, generator=gen, device="cuda")[: shape[0]].to(torch.int32)
+        elif kind == "random":
+            t = torch.randn(shape, generator=gen, dtype=torch.float32, device="cuda").to(dtype)
+        else:
+            raise SystemExit(f"kernel_lab: input {name}: descriptor type {kind!r} is not supported here")
+        tensors[name] = t.cuda()
+    outputs = {}
+    for name, spec in definition["outputs"].items():
+        shape = [axes[d] if isinstance(d, str) else d for d in spec["shape"]]
+        outputs[name] = torch.empty(shape, dtype=DTYPES[spec["dtype"]], device="cuda")
+    return axes, tensors, scalars, outputs
+
+
+def traffic_bytes(definition, axes, tensors, outputs):
+    pages = axes.get("num_pages")
+    total = 0
+    for name, t in tensors.items():
+        shape = definition["inputs"][name]["shape"]
+        if pages is not None and shape and shape[0] == "num_pages":
+            total += t[0].numel() * t.element_size() * axes["num_kv_indices"]
+        else:
+            total += t.numel() * t.element_size()
+    return total + sum(t.numel() * t.element_size() for t in outputs.values())
+
+
+class Kernel:
+    def __init__(self, path, Args):
+        self.lib = ctypes.CDLL(path)
+        self.fn = self.lib.ks_run
+        self.fn.restype = ctypes.c_int
+        self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        self.Args = Args
+
+    def bind(self, axes, tensors, scalars, outputs, workspace):
+        a = self.Args()
+        for name, ctype in self.Args._fields_:
+            if name in tensors:
+                setattr(a, name, tensors[name].data_ptr())
+            elif name in outputs:
+                setattr(a, name, outputs[name].data_ptr())
+            elif name in scalars:
+                setattr(a, name, scalars[name])
+            elif name in axes:
+                setattr(a, name, int(axes[name]))
+        stream = torch.cuda.current_stream().cuda_stream
+        ptr, size = workspace.data_ptr(), workspace.numel()
+
+        def call():
+            rc = self.fn(ctypes.byref(a), ptr, size, stream)
+            if rc != 0:
+                raise RuntimeError(f"ks_run returned {rc}")
+
+        return call
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", required=True, help="task folder (definition.json, workloads.jsonl)")
+    p.add_argument("--header", required=True, help="the task's ks_task.h")
+    p.add_argument("--reference", required=True, help="reference.cu built as a library")
+    p.add_argument("variants", nargs="+", help="NAME=LIBRARY.so, timed in this order")
+    p.add_argument("--workspace-mib", type=int, default=512)
+    p.add_argument("--json", help="write the figures here")
+    p.add_argument("--pages", type=int, help="shrink every workload's page pool to this many pages")
+    p.add_argument("--sequential", action="store_true", help="kv_indices 0, 1, 2, ...: no random gather")
+    opts = p.parse_args()
+
+    definition = json.load(open(os.path.join(opts.task, "definition.json")))
+    workloads = [json.loads(l)["workload"] for l in open(os.path.join(opts.task, "workloads.jsonl")) if l.strip()]
+    tol = definition.get("tolerance", {})
+    atol, rtol = tol.get("atol", 1e-2), tol.get("rtol", 1e-2)
+    Args = args_struct(open(opts.header).read())
+    reference = Kernel(opts.reference, Args)
+    variants = [(v.split("=", 1)[0], Kernel(v.split("=", 1)[1], Args)) for v in opts.variants]
+    workspace = torch.empty(opts.workspace_mib << 20, dtype=torch.uint8, device="cuda")
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    rows = []
+    names = [n for n, _ in variants]
+    print("| workload | " + " | ".join(f"{n} us" for n in names) + " | " + " | ".join(f"{n} GB/s" for n in names) + " |")
+    print("|---" * (1 + 2 * len(names)) + "|")
+    for w in workloads:
+        axes, tensors, scalars, outputs = workload_inputs(definition, w, gen, opts.pages, opts.sequential)
+        reference.bind(axes, tensors, scalars, outputs, workspace)()
+        torch.cuda.synchronize()
+        expected = {k: v.clone() for k, v in outputs.items()}
+        moved = traffic_bytes(definition, axes, tensors, outputs)
+        row = {"workload": w["uuid"][:8], "axes": w["axes"], "bytes": moved, "variants": {}}
+        for name, kernel in variants:
+            call = kernel.bind(axes, tensors, scalars, outputs, workspace)
+            for t in outputs.values():
+                t.fill_(float("nan")) if t.is_floating_point() else t.fill_(-1)
+            call()
+            torch.cuda.synchronize()
+            ok, worst = True, 0.0
+            for k, exp in expected.items():
+                got = outputs[k].float()
+                e = exp.float()
+                both_inf = torch.isinf(got) & torch.isinf(e) & (torch.sign(got) == torch.sign(e))
+                err = torch.where(both_inf, torch.zeros_like(got), (got - e).abs())
+                err = torch.nan_to_num(err, nan=math.inf)
+                bad = err > atol + rtol * e.abs().nan_to_num(0, 0, 0)
+                worst = max(worst, float(err.max()))
+                ok = ok and not bool(bad.any())
+            us = do_bench(call, warmup=25, rep=200, return_mode="median") * 1e3
+            row["variants"][name] = {"us": us, "ok": ok, "max_err": worst}
+        rows.append(row)
+        cells = [f"{row['variants'][n]['us']:.2f}" + ("" if row["variants"][n]["ok"] else " WRONG") for n in names]
+        rates = [f"{moved / row['variants'][n]['us'] / 1e3:.0f}" for n in names]
+        print(f"| {row['workload']} | " + " | ".join(cells) + " | " + " | ".join(rates) + " |", flush=True)
+        del tensors, outputs, expected
+        torch.cuda.empty_cache()
+    if len(names) > 1:
+        for n in names[1:]:
+            ratios = [r["variants"][names[0]]["us"] / r["variants"][n]["us"] for r in rows]
+            print(f"geomean {names[0]} / {n}: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+    if opts.json:
+        json.dump(rows, open(opts.json, "w"), indent=1)
+    return 0 if all(v["ok"] for r in rows for v in r["variants"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Kernel lab (bench/kernel_lab.py): build kernel variants here, time them side by side there.
+#
+#   bash bench/kernel_lab.sh build TASK NAME=SOURCE[@-DKNOB=V,-DKNOB2=V] ...
+#       (development machine) writes build/lab/TASK/: ks_task.h, reference.so, NAME.so and the
+#       list of variants; nvcc with the flags of gpu/compiler.cpp, sm_90a. Carry build/lab.
+#   bash bench/kernel_lab.sh run TASK...
+#       (GPU machine) times every built variant of each TASK against the others, after checking
+#       each against reference.cu on the same inputs; tables on stdout, JSON under $OUT.
+#       LAB_ARGS passes options to kernel_lab.py (--pages N, --sequential), LAB_TAG names the JSON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=$1
+shift
+case $mode in
+build)
+    task=$1
+    shift
+    dir=build/lab/$task
+    rm -rf "$dir" && mkdir -p "$dir/include"
+    ksearch=${KSEARCH:-build/ci/bin/ksearch}
+    "$ksearch" tasks show --abi "tasks/$task" > "$dir/include/ks_task.h"
+    nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+    compile() { # source output defines...
+        local src=$1 out=$2
+        shift 2
+        "$nvcc" -std=c++17 -O3 -lineinfo -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared \
+            -I "$dir/include" "$@" "$src" -o "$out"
+    }
+    compile "tasks/$task/reference.cu" "$dir/reference.so" &
+    for v in "$@"; do
+        name=${v%%=*}
+        spec=${v#*=}
+        src=${spec%%@*}
+        defines=()
+        [[ $spec == *@* ]] && IFS=, read -r -a defines <<< "${spec#*@}"
+        compile "$src" "$dir/$name.so" "${defines[@]}"
+        echo "$name" >> "$dir/variants"
+    done
+    wait
+    echo "built $(wc -l < "$dir/variants") variants of $task in $dir"
+    ;;
+run)
+    OUT=${OUT:-$PWD/lab-out}
+    mkdir -p "$OUT"
+    for task in "$@"; do
+        dir=build/lab/$task
+        args=()
+        while read -r name; do args+=("$name=$PWD/$dir/$name.so"); done < "$dir/variants"
+        echo "## $task"
+        python3 bench/kernel_lab.py --task "tasks/$task" --header "$dir/include/ks_task.h" \
+            --reference "$PWD/$dir/reference.so" --json "$OUT/$task${LAB_TAG:-}.json" ${LAB_ARGS:-} "${args[@]}" ||
+            echo "(some variant was WRONG or failed)"
+    done
+    ;;
+*)
+    echo "usage: $0 build TASK NAME=SOURCE[@DEFINES] ... | run TASK..." >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""A scripted LLM for `ksearch run --provider command` on a real task and a real GPU.
+
+It lets a short search exercise the whole product on a task's own kernels without a model:
+the planner starts the tree with one intent per tuning knob of the task's baseline.cu plus a
+correct but slow candidate (the task's reference.cu) and one that does not compile; later
+planner calls change nothing. The coder answers an intent with the source it names:
+
+  [[knob NAME=VALUE,...]]  baseline.cu with those #defines in front
+  [[reference]]            reference.cu (correct, slow: the verdict must still be PASSED)
+  [[broken]]               a file that does not compile (COMPILE_ERROR)
+
+Environment: KS_SCRIPTED_TASK (the task folder), KS_SCRIPTED_KNOBS (knob sets separated by
+';', each "NAME=VALUE,NAME=VALUE"; none: the baseline as it is), KS_SCRIPTED_REFERENCE=0 leaves
+the reference candidate out. Request JSON on stdin, {"text", "model", "usage"} out.
+"""
+import json
+import os
+import re
+import sys
+
+
+def planner(prompt):
+    edit = {"reasoning": "scripted", "insert": [], "update": [], "prune": []}
+    if "Start the tree" in prompt:
+        knobs = [k for k in os.environ.get("KS_SCRIPTED_KNOBS", "").split(";") if k] or [""]
+        for i, k in enumerate(knobs):
+            edit["insert"].append({"parent": "root", "intent": f"[[knob {k}]] the baseline with {k or 'its defaults'}",
+                                   "priority": round(0.9 - 0.1 * i, 2), "rationale": "a tuning knob"})
+        if os.environ.get("KS_SCRIPTED_REFERENCE", "1") != "0":  # slow on large workloads
+            edit["insert"].append({"parent": "root", "intent": "[[reference]] the plain reference kernel",
+                                   "priority": 0.3, "rationale": "correct but slow"})
+        edit["insert"].append({"parent": "root", "intent": "[[broken]] an unfinished rewrite",
+                               "priority": 0.2, "rationale": "does not compile"})
+    return "```json\n" + json.dumps(edit, indent=1) + "\n```\n"
+
+
+def coder(prompt):
+    task = os.environ["KS_SCRIPTED_TASK"]
+    m = re.search(r"Intent(?: to implement)? \((n\d+)\): ([^\n]*)", prompt)
+    intent = m.group(2) if m else ""
+    if "[[broken]]" in intent:
+        source = '#include "ks_task.h"\nextern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { return oops; }\n'
+    elif "[[reference]]" in intent:
+        source = open(os.path.join(task, "reference.cu")).read()
+    else:
+        k = re.search(r"\[\[knob ([^\]]*)\]\]", intent)
+        pairs = [d for d in (k.group(1).split(",") if k else []) if "=" in d]
+        defines = "".join(f"#define {d.split('=')[0]} {d.split('=')[1]}\n" for d in pairs)
+        source = defines + open(os.path.join(task, "baseline.cu")).read()
+    return "Here is the kernel.\n```cuda\n" + source + "```\n"
+
+
+def main():
+    request = json.load(sys.stdin)
+    prompt = next((m["content"] for m in request.get("messages", []) if m.get("role") == "user"), "")
+    text = planner(prompt) if request.get("role") == "planner" else coder(prompt)
+    print(json.dumps({"text": text, "model": request.get("model", "scripted"),
+                      "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4}}))
+
+
+if __name__ == "__main__":
+    main()
