@@ -47,7 +47,7 @@ for s in $STEPS; do
         step check_prefill 240 "$BIN/ksearch" tasks check --backend cuda --workloads 9 $PRE
         grep -h "vs reference.cpp\|disagrees\|: ok\|error" "$RES"/check_*.log | cut -c1-200 ;;
     kernels)
-        step tst_gpukernels 420 "$BIN/tst_gpukernels"
+        step tst_gpukernels "${KERNELS_LIMIT:-420}" "$BIN/tst_gpukernels"
         grep -h "^PASS\|^FAIL\|^Totals\|checked against" "$RES/tst_gpukernels.log" ;;
     evaltest)
         # EVAL_ARGS picks test functions or rows, e.g. "attentionCheatsAreCaught".

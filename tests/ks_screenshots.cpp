@@ -16,6 +16,7 @@
 #include <chartspanel.h>
 #include <cstdio>
 #include <mainwindow.h>
+#include <newsearchdialog.h>
 #include <nodeinspector.h>
 #include <settings.h>
 
@@ -54,6 +55,18 @@ int main(int argc, char** argv)
     window.move(0, 0);
     window.show();
     settle(500);
+
+    // The New Search dialog with one of the paper's tasks chosen: the task list and its details.
+    {
+        ui::NewSearchDialog dialog(&window);
+        dialog.selectTask(QStringLiteral("mla_paged_decode_h16_ckv512_kpe64_ps1"));
+        dialog.show();
+        settle(600);
+        if (!grab(&dialog, out + u"/new-search.png"))
+            return 1;
+    }
+    if (argc > 2 && QLatin1String(argv[2]) == QLatin1String("--new-search-only"))
+        return 0;
 
     SessionConfig c = test::demoSearchConfig(24, 0.05);
     c.label = "screenshot run: scripted demo LLM, host backend";
