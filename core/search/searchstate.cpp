@@ -12,10 +12,18 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string str(const json& e, const char* key)
+// The exchange an event refers to, if any.
+std::string exchangeOf(const EventBody& body)
 {
-    const auto it = e.find(key);
-    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+    if (const auto* x = std::get_if<ev::TreeEdit>(&body))
+        return x->exchange.value_or("");
+    if (const auto* x = std::get_if<ev::EditRejected>(&body))
+        return x->exchange;
+    if (const auto* x = std::get_if<ev::Candidate>(&body))
+        return x->exchange.value_or("");
+    if (const auto* x = std::get_if<ev::Evaluation>(&body))
+        return x->exchange;
+    return {};
 }
 
 EditRules rulesFromJson(const json& j)
@@ -38,94 +46,100 @@ double SearchState::bestScore() const
 
 void SearchState::apply(const json& e)
 {
-    const std::string type = str(e, "type");
-    const int eventSeq = e.value("seq", seq + 1);
+    std::string error;
+    const auto event = journalEventFromJson(e, error);
+    if (!event)
+        throw std::runtime_error("event " + std::to_string(e.is_object() ? e.value("seq", seq + 1) : seq + 1) + " ("
+            + (e.is_object() ? e.value("type", std::string("?")) : std::string("?")) + "): " + error);
+    apply(*event);
+}
+
+void SearchState::apply(const JournalEvent& e)
+{
+    const std::string_view type = eventTypeName(e.body);
+    const int eventSeq = e.seq.value_or(seq + 1);
     const auto corrupt = [&](const std::string& what) {
-        throw std::runtime_error("event " + std::to_string(eventSeq) + " (" + type + "): " + what);
+        throw std::runtime_error("event " + std::to_string(eventSeq) + " (" + std::string(type) + "): " + what);
     };
     seq = eventSeq;
-    elapsedSeconds = std::max(elapsedSeconds, e.value("elapsed_s", 0.0));
-    if (type != "exchange" && (str(e, "exchange") == unconsumedExchange || type == "paused" || type == "run_finished"))
+    elapsedSeconds = std::max(elapsedSeconds, e.elapsedSeconds.value_or(0.0));
+    if (!std::holds_alternative<ev::Exchange>(e.body)
+        && (exchangeOf(e.body) == unconsumedExchange || std::holds_alternative<ev::Paused>(e.body)
+            || std::holds_alternative<ev::RunFinished>(e.body)))
         unconsumedExchange.clear();
 
-    if (type == "run_started") {
+    if (const auto* started = std::get_if<ev::RunStarted>(&e.body)) {
         paused = false;
         finishedReason.clear();
-        if (e.contains("settings") && !e.value("resumed", false)) {
+        if (started->settings && !started->resumed) {
             std::string error;
-            auto s = SearchSettings::fromJson(e["settings"], error);
+            auto s = SearchSettings::fromJson(*started->settings, error);
             if (!s)
                 corrupt(error);
             settings = *s;
         }
-        if (const std::string seed = str(e, "seed_program"); !seed.empty() && !e.value("resumed", false)) {
-            seedProgram = seed;
+        if (started->seedProgram && !started->seedProgram->empty() && !started->resumed) {
+            seedProgram = *started->seedProgram;
             seedPending = true;
         }
-    } else if (type == "exchange") {
-        const std::string role = str(e, "role");
+    } else if (const auto* call = std::get_if<ev::Exchange>(&e.body)) {
         RoleUsage u;
         u.calls = 1;
-        u.failedCalls = e.contains("error") ? 1 : 0;
-        const json usageJson = e.value("usage", json::object());
-        u.tokens = {usageJson.value("prompt", qint64 {0}), usageJson.value("completion", qint64 {0}),
-            usageJson.value("reasoning", qint64 {0})};
-        u.unpricedCalls = !e.value("priced", false) && (u.tokens.promptTokens + u.tokens.completionTokens) > 0;
-        u.dollars = e.value("cost", 0.0);
-        u.latencySeconds = e.value("latency_s", 0.0);
-        usage[role].add(u);
-        exchanges[str(e, "id")] = std::make_shared<const json>(e);
+        u.failedCalls = call->error ? 1 : 0;
+        u.tokens = {call->promptTokens, call->completionTokens, call->reasoningTokens};
+        u.unpricedCalls = !call->priced && (u.tokens.promptTokens + u.tokens.completionTokens) > 0;
+        u.dollars = call->costDollars;
+        u.latencySeconds = call->latencySeconds;
+        usage[call->role].add(u);
+        exchanges[call->id] = std::make_shared<const json>(ks::toJson(e));
         ++exchangeCount;
-        unconsumedExchange = str(e, "id");
-    } else if (type == "tree_edit") {
-        const TreeEdit edit = treeEditFromJson(e.value("edit", json::object()));
-        const Author author = parseAuthor(str(e, "author")).value_or(Author::WorldModel);
-        const auto ids = applyEdit(
-            tree, edit, rulesFromJson(e.value("rules", json::object())), author, evaluations, str(e, "exchange"));
-        if (e.contains("island"))
+        unconsumedExchange = call->id;
+    } else if (const auto* edited = std::get_if<ev::TreeEdit>(&e.body)) {
+        const TreeEdit edit = treeEditFromJson(edited->edit);
+        const Author author = parseAuthor(edited->author).value_or(Author::WorldModel);
+        const auto ids =
+            applyEdit(tree, edit, rulesFromJson(edited->rules), author, evaluations, edited->exchange.value_or(""));
+        if (edited->island)
             for (const auto& id : ids)
-                islandOf[id] = e["island"].get<int>();
-        const std::string purpose = str(e, "purpose");
-        if (planner && planner->purpose == purpose)
+                islandOf[id] = *edited->island;
+        if (planner && planner->purpose == edited->purpose)
             planner.reset();
-        if (purpose == "init")
+        if (edited->purpose == "init")
             initialized = true;
-        if (purpose == "fill")
+        if (edited->purpose == "fill")
             fillTried = true;
-    } else if (type == "edit_rejected") {
-        const std::string purpose = str(e, "purpose");
-        if (e.value("repair", false)) {
-            planner = PlannerTask {
-                purpose, str(e, "node"), true, e.value("errors", std::vector<std::string>()), str(e, "answer")};
+    } else if (const auto* rejected = std::get_if<ev::EditRejected>(&e.body)) {
+        if (rejected->repair) {
+            planner = PlannerTask {rejected->purpose, rejected->node, true, rejected->errors, rejected->answer};
         } else {
             planner.reset();
-            if (purpose == "init")
+            if (rejected->purpose == "init")
                 initialized = true;
-            if (purpose == "fill")
+            if (rejected->purpose == "fill")
                 fillTried = true;
         }
-    } else if (type == "action_started") {
-        SearchNode* n = tree.findMutable(str(e, "node"));
+    } else if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body)) {
+        SearchNode* n = tree.findMutable(begun->node);
         if (!n)
-            corrupt("unknown node " + str(e, "node"));
+            corrupt("unknown node " + begun->node);
         n->status = NodeStatus::Active;
         action = ActionState();
         action->node = n->id;
         if (pinned == n->id)
             pinned.clear();
         fillTried = false;
-    } else if (type == "candidate") {
-        const std::string problem = str(e, "problem");
-        if (problem.empty()) {
-            candidate = PendingCandidate {str(e, "node"), str(e, "program"), str(e, "exchange"), str(e, "prompt"),
-                parseAuthor(str(e, "author")).value_or(Author::CodePolicy)};
+    } else if (const auto* cand = std::get_if<ev::Candidate>(&e.body)) {
+        const Author author = parseAuthor(cand->author).value_or(Author::CodePolicy);
+        if (!cand->problem || cand->problem->empty()) {
+            candidate = PendingCandidate {
+                cand->node, cand->program.value_or(""), cand->exchange.value_or(""), cand->prompt, author};
         } else {
             Attempt a;
-            a.node = str(e, "node");
-            a.exchange = str(e, "exchange");
-            a.promptKind = str(e, "prompt");
-            a.author = parseAuthor(str(e, "author")).value_or(Author::CodePolicy);
-            a.problem = problem;
+            a.node = cand->node;
+            a.exchange = cand->exchange.value_or("");
+            a.promptKind = cand->prompt;
+            a.author = author;
+            a.problem = *cand->problem;
             a.round = evaluations;
             tree.addAttempt(a);
             ++answersWithoutProgram;
@@ -134,42 +148,40 @@ void SearchState::apply(const json& e)
                 ++action->stagnation;
             }
         }
-    } else if (type == "evaluation") {
-        applyEvaluation(e);
-    } else if (type == "action_finished") {
-        SearchNode* n = tree.findMutable(str(e, "node"));
+    } else if (const auto* evaluated = std::get_if<ev::Evaluation>(&e.body)) {
+        applyEvaluation(*evaluated);
+    } else if (const auto* ended = std::get_if<ev::ActionFinished>(&e.body)) {
+        SearchNode* n = tree.findMutable(ended->node);
         if (!n)
-            corrupt("unknown node " + str(e, "node"));
+            corrupt("unknown node " + ended->node);
         n->status = NodeStatus::Closed;
-        if (e.contains("best_attempt") && e["best_attempt"].is_number())
-            n->bestAttempt = e["best_attempt"].get<int>();
+        if (ended->bestAttempt.is_number())
+            n->bestAttempt = ended->bestAttempt.get<int>();
         action.reset();
-        if (const std::string next = str(e, "next_planner"); !next.empty())
-            planner = PlannerTask {next, n->id, false, {}, {}};
-    } else if (type == "human") {
-        const auto c = HumanCommand::fromJson(e.value("command", json::object()));
+        if (!ended->nextPlanner.empty())
+            planner = PlannerTask {ended->nextPlanner, n->id, false, {}, {}};
+    } else if (const auto* human = std::get_if<ev::Human>(&e.body)) {
+        const auto c = HumanCommand::fromJson(human->command);
         if (!c)
             corrupt("unreadable command");
         applyCommand(*c);
-    } else if (type == "paused") {
+    } else if (std::holds_alternative<ev::Paused>(e.body)) {
         paused = true;
-    } else if (type == "run_finished") {
-        finishedReason = str(e, "reason");
-    } else if (type != "note") {
-        corrupt("unknown event type");
+    } else if (const auto* finished = std::get_if<ev::RunFinished>(&e.body)) {
+        finishedReason = finished->reason;
     }
 }
 
-void SearchState::applyEvaluation(const json& e)
+void SearchState::applyEvaluation(const ev::Evaluation& e)
 {
     Attempt a;
-    a.node = str(e, "node");
-    a.program = str(e, "program");
-    a.exchange = str(e, "exchange");
-    a.promptKind = str(e, "prompt");
-    a.author = parseAuthor(str(e, "author")).value_or(Author::CodePolicy);
+    a.node = e.node;
+    a.program = e.program;
+    a.exchange = e.exchange;
+    a.promptKind = e.prompt;
+    a.author = parseAuthor(e.author).value_or(Author::CodePolicy);
     a.evaluated = true;
-    a.evaluation = evaluationFromJson(e.value("evaluation", json::object()));
+    a.evaluation = evaluationFromJson(e.evaluation);
     a.round = ++evaluations;
     candidate.reset();
     answersWithoutProgram = 0;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "humancommand.h"
+#include "journalevent.h"
 #include "searchsettings.h"
 
 #include <llm/usageledger.h>
@@ -76,7 +77,8 @@ public:
 
     // The reducer. Events come from the engine, which validated them; an event that does not fit
     // the state (a corrupt journal) throws std::runtime_error naming its seq.
-    void apply(const nlohmann::json& event);
+    void apply(const JournalEvent& event);
+    void apply(const nlohmann::json& event); // a journal line: parsed, then applied; throws if unreadable
 
     bool budgetExhausted() const { return evaluations >= settings.budget; }
     std::optional<int> bestAttempt() const { return tree.bestAttempt(); }
@@ -87,7 +89,7 @@ public:
     static std::optional<SearchState> fromJson(const nlohmann::json& j, std::string& error);
 
 private:
-    void applyEvaluation(const nlohmann::json& e);
+    void applyEvaluation(const ev::Evaluation& e);
     void applyCommand(const HumanCommand& c);
 };
 
