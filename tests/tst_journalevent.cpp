@@ -1,10 +1,12 @@
 #include "enginefixture.h"
 #include "testmain.h"
+#include "testsupport.h"
 
 #include <search/journalevent.h>
 
 #include <QTemporaryDir>
 
+#include <fstream>
 #include <set>
 
 using namespace ks;
@@ -23,6 +25,7 @@ private slots:
     void roundTripsRealJournals_data();
     void roundTripsRealJournals();
     void everyTypeWasSeen();
+    void readsAJournalOfAnEarlierBuild();
     void keepsFieldsItDoesNotKnow();
     void typedFieldsAreRead();
     void refusesWhatIsNotAnEvent_data();
@@ -77,6 +80,31 @@ void TestJournalEvent::everyTypeWasSeen()
     for (const char* type : {"run_started", "exchange", "tree_edit", "edit_rejected", "action_started", "candidate",
              "evaluation", "action_finished", "run_finished"})
         QVERIFY2(m_seen.count(type), type);
+}
+
+// tests/data/journal-before-typed-events.jsonl was written by the build before this vocabulary
+// (bfdc20c: events built as JSON in the engine): a host search of rmsnorm from its baseline as
+// the seed, the scripted LLM, budget 3. It must read, convert back unchanged and replay.
+void TestJournalEvent::readsAJournalOfAnEarlierBuild()
+{
+    std::ifstream in(test::sourceDir() / "tests" / "data" / "journal-before-typed-events.jsonl");
+    QVERIFY(in);
+    SearchState state;
+    int lines = 0;
+    for (std::string text; std::getline(in, text); ++lines) {
+        const json line = json::parse(text);
+        std::string error;
+        const auto e = journalEventFromJson(line, error);
+        QVERIFY2(e, error.c_str());
+        QVERIFY2(e->extra.empty(), text.c_str());
+        QVERIFY2(toJson(*e) == line, text.c_str());
+        state.apply(*e);
+    }
+    QCOMPARE(lines, 18);
+    QCOMPARE(state.evaluations, 3);
+    QVERIFY(!state.finishedReason.empty());
+    QVERIFY(state.bestAttempt()); // the seed passed
+    QCOMPARE(state.exchangeCount, 4); // init, action, too_hard, action
 }
 
 void TestJournalEvent::keepsFieldsItDoesNotKnow()

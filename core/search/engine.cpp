@@ -67,11 +67,11 @@ void SearchEngine::start(bool resumed)
     m_started = true;
     m_elapsedAtStart = m_state.elapsedSeconds;
     m_clock.start();
-    json e {{"type", "run_started"}, {"resumed", resumed}};
+    ev::RunStarted e {resumed, std::nullopt, std::nullopt};
     if (!resumed) {
-        e["settings"] = m_state.settings.toJson();
+        e.settings = m_state.settings.toJson();
         if (!m_setup.session->config().seedProgram.empty())
-            e["seed_program"] = m_setup.session->config().seedProgram;
+            e.seedProgram = m_setup.session->config().seedProgram;
     }
     if (record(std::move(e)))
         scheduleStep();
@@ -85,24 +85,27 @@ void SearchEngine::scheduleStep()
     QTimer::singleShot(0, this, &SearchEngine::step);
 }
 
-bool SearchEngine::record(json event)
+bool SearchEngine::record(EventBody body)
 {
-    event["seq"] = m_state.seq + 1;
-    event["t"] = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toStdString();
-    event["elapsed_s"] = m_elapsedAtStart + secondsElapsed(m_clock);
-    event["round"] = m_state.evaluations;
+    JournalEvent e;
+    e.body = std::move(body);
+    e.seq = m_state.seq + 1;
+    e.time = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toStdString();
+    e.elapsedSeconds = m_elapsedAtStart + secondsElapsed(m_clock);
+    e.round = m_state.evaluations;
+    json line = toJson(e);
     std::string error;
-    if (!m_setup.session->append(event, error)) {
+    if (!m_setup.session->append(line, error)) {
         halt("cannot write the journal: " + error);
         return false;
     }
     try {
-        m_state.apply(event);
+        m_state.apply(e);
     } catch (const std::exception& ex) {
         halt(std::string("internal error: ") + ex.what()); // an event the engine itself made is wrong
         return false;
     }
-    emit eventRecorded(std::make_shared<const json>(std::move(event)));
+    emit eventRecorded(std::make_shared<const json>(std::move(line)));
     if (++m_eventsSinceCheckpoint >= kCheckpointEvery)
         checkpoint();
     return true;
@@ -142,7 +145,7 @@ void SearchEngine::applyCommands()
 
 void SearchEngine::applyCommand(const HumanCommand& c)
 {
-    json e {{"type", "human"}, {"command", c.toJson()}, {"description", c.describe()}};
+    ev::Human e {c.toJson(), c.describe(), std::nullopt};
     if (c.kind != HumanCommand::Kind::Evaluate) {
         if (record(std::move(e)) && c.kind == HumanCommand::Kind::Step)
             m_stepsLeft = 1;
@@ -156,15 +159,17 @@ void SearchEngine::applyCommand(const HumanCommand& c)
         halt(error);
         return;
     }
-    e["program"] = hash;
+    e.program = hash;
     const std::string node = m_state.tree.peekNextId();
     const std::string why = c.reason.empty() ? "a program written by a person" : c.reason;
     if (!record(std::move(e))
-        || !record({{"type", "tree_edit"}, {"author", "human"}, {"purpose", "human"},
-            {"edit", singleInsert(c.node, "Hand-written program: " + why, 0.0, why)},
-            {"rules", editRulesJson(EditRules {})}, {"inserted", {node}}}))
+        || !record(ev::TreeEdit {.author = "human",
+            .purpose = "human",
+            .edit = singleInsert(c.node, "Hand-written program: " + why, 0.0, why),
+            .rules = editRulesJson(EditRules {}),
+            .inserted = {node}}))
         return;
-    record({{"type", "candidate"}, {"node", node}, {"program", hash}, {"author", "human"}, {"prompt", "human"}});
+    record(ev::Candidate {.node = node, .prompt = "human", .author = "human", .program = hash});
 }
 
 void SearchEngine::step()
@@ -182,13 +187,13 @@ void SearchEngine::step()
             stop = "time limit of " + std::to_string(static_cast<int>(m_state.settings.maxSeconds)) + " s reached";
         else if (m_setup.ledger && m_setup.ledger->capReached())
             stop = "dollar cap reached";
-        if (!stop.empty() && !record({{"type", "run_finished"}, {"reason", stop}}))
+        if (!stop.empty() && !record(ev::RunFinished {stop}))
             return;
     }
     if (m_stepsLeft == 0) { // a "step" command's step is over: pause again
         m_stepsLeft = -1;
         if (m_state.finishedReason.empty())
-            record({{"type", "paused"}, {"reason", "one step done"}});
+            record(ev::Paused {"one step done"});
         return;
     }
     const Step st = planNextStep(m_state);
@@ -203,12 +208,12 @@ void SearchEngine::step()
         }
         return; // paused or finished: a command wakes the engine
     case Step::Kind::Finish:
-        if (!record({{"type", "run_finished"}, {"reason", st.reason}}))
+        if (!record(ev::RunFinished {st.reason}))
             return;
         break;
     case Step::Kind::SeedCandidate:
-        if (!record({{"type", "candidate"}, {"node", SearchTree::kRootId}, {"program", m_state.seedProgram},
-                {"author", "human"}, {"prompt", "seed"}}))
+        if (!record(ev::Candidate {
+                .node = SearchTree::kRootId, .prompt = "seed", .author = "human", .program = m_state.seedProgram}))
             return;
         break;
     case Step::Kind::Evaluate:
@@ -221,7 +226,7 @@ void SearchEngine::step()
         runCoder(st);
         return;
     case Step::Kind::StartAction:
-        if (!record({{"type", "action_started"}, {"node", st.node}, {"reason", st.reason}}))
+        if (!record(ev::ActionStarted {st.node, st.reason}))
             return;
         break;
     case Step::Kind::FinishAction:
@@ -229,12 +234,13 @@ void SearchEngine::step()
         break;
     case Step::Kind::ProposeNode:
     case Step::Kind::FallbackNode: {
-        json e {{"type", "tree_edit"}, {"author", "system"},
-            {"purpose", st.kind == Step::Kind::ProposeNode ? "propose" : "fallback"},
-            {"edit", singleInsert(st.parent, st.intent, st.priority, st.reason)},
-            {"rules", editRulesJson(EditRules {})}, {"inserted", {m_state.tree.peekNextId()}}};
+        ev::TreeEdit e {.author = "system",
+            .purpose = st.kind == Step::Kind::ProposeNode ? "propose" : "fallback",
+            .edit = singleInsert(st.parent, st.intent, st.priority, st.reason),
+            .rules = editRulesJson(EditRules {}),
+            .inserted = {m_state.tree.peekNextId()}};
         if (st.island >= 0)
-            e["island"] = st.island;
+            e.island = st.island;
         if (!record(std::move(e)))
             return;
         break;
@@ -247,8 +253,7 @@ void SearchEngine::evaluatePending()
 {
     const PendingCandidate c = *m_state.candidate;
     const Evaluation e = m_setup.evaluator->evaluate(m_setup.session->programPath(c.program));
-    record({{"type", "evaluation"}, {"node", c.node}, {"program", c.program}, {"exchange", c.exchange},
-        {"prompt", c.prompt}, {"author", authorName(c.author)}, {"evaluation", toJson(e)}});
+    record(ev::Evaluation {c.node, c.program, c.exchange, c.prompt, std::string(authorName(c.author)), toJson(e)});
 }
 
 void SearchEngine::finishAction(const Step& st)
@@ -262,8 +267,7 @@ void SearchEngine::finishAction(const Step& st)
     json bestJson = nullptr;
     if (best)
         bestJson = best.value();
-    record({{"type", "action_finished"}, {"node", st.node}, {"best_attempt", bestJson},
-        {"outcome", best ? "passed" : "failed"}, {"next_planner", next}});
+    record(ev::ActionFinished {st.node, bestJson, best ? "passed" : "failed", next});
 }
 
 } // namespace ks

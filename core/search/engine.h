@@ -68,7 +68,7 @@ signals:
 private:
     void scheduleStep();
     void step();
-    bool record(nlohmann::json event);
+    bool record(EventBody event); // stamps seq, time and round, journals it, applies it, emits it
     void applyCommands();
     void applyCommand(const HumanCommand& c);
     void runPlanner(const Step& step);

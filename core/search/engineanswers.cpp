@@ -16,16 +16,22 @@ std::string SearchEngine::recordExchange(
     const std::string& role, const Step& st, const QList<ChatMessage>& messages, const LlmResult& r)
 {
     const std::string id = "x" + std::to_string(m_state.exchangeCount + 1);
-    json e {{"type", "exchange"}, {"id", id}, {"role", role}, {"purpose", st.purpose}, {"node", st.node},
-        {"messages", messagesJson(messages)}, {"text", redactSecrets(r.text.toStdString())},
-        {"model", r.model.toStdString()},
-        {"usage",
-            {{"prompt", r.usage.promptTokens}, {"completion", r.usage.completionTokens},
-                {"reasoning", r.usage.reasoningTokens}}},
-        {"cost", r.costDollars}, {"priced", r.priced}, {"latency_s", r.latencySeconds}};
+    ev::Exchange e {.id = id,
+        .role = role,
+        .purpose = st.purpose,
+        .node = st.node,
+        .messages = messagesJson(messages),
+        .text = redactSecrets(r.text.toStdString()),
+        .model = r.model.toStdString(),
+        .promptTokens = r.usage.promptTokens,
+        .completionTokens = r.usage.completionTokens,
+        .reasoningTokens = r.usage.reasoningTokens,
+        .costDollars = r.costDollars,
+        .priced = r.priced,
+        .latencySeconds = r.latencySeconds,
+        .error = std::nullopt};
     if (r.error)
-        e["error"] = {
-            {"kind", errorKindName(r.error->kind).toStdString()}, {"message", r.error->message.toStdString()}};
+        e.error = ev::Exchange::Error {errorKindName(r.error->kind).toStdString(), r.error->message.toStdString()};
     return record(std::move(e)) ? id : std::string();
 }
 
@@ -38,10 +44,10 @@ bool SearchEngine::haltOnLlmError(const LlmError& e, const std::string& role)
     case LlmErrorKind::Cancelled:
         return true; // a stop command cancelled it; the next step records the stop
     case LlmErrorKind::CostCap:
-        record({{"type", "run_finished"}, {"reason", "dollar cap reached: " + e.message.toStdString()}});
+        record(ev::RunFinished {"dollar cap reached: " + e.message.toStdString()});
         return true;
     default:
-        record({{"type", "paused"}, {"reason", role + " endpoint failed: " + e.message.toStdString()}});
+        record(ev::Paused {role + " endpoint failed: " + e.message.toStdString()});
         halt("the " + role + "'s endpoint failed (" + errorKindName(e.kind).toStdString()
             + "): " + e.message.toStdString() + "; fix it and resume the run");
         return true;
@@ -114,21 +120,27 @@ void SearchEngine::handlePlannerAnswer(const Step& st, const LlmResult& r, const
         if (rules.frozenValues)
             applied.updates.clear();
         const auto ids = plannedInsertIds(m_state.tree, applied);
-        record({{"type", "tree_edit"}, {"author", "world_model"}, {"exchange", exchange}, {"purpose", st.purpose},
-            {"node", st.node}, {"reasoning", edit->reasoning}, {"edit", toJson(applied)},
-            {"rules", editRulesJson(rules)}, {"inserted", ids}, {"notes", check.notes}});
+        record(ev::TreeEdit {.author = "world_model",
+            .purpose = st.purpose,
+            .exchange = exchange,
+            .node = st.node,
+            .reasoning = edit->reasoning,
+            .edit = toJson(applied),
+            .rules = editRulesJson(rules),
+            .inserted = ids,
+            .notes = check.notes});
     } else {
-        record({{"type", "edit_rejected"}, {"exchange", exchange}, {"purpose", st.purpose}, {"node", st.node},
-            {"errors", errors}, {"repair", !repairing && !r.error}, {"answer", answer}});
+        record(ev::EditRejected {exchange, st.purpose, st.node, errors, !repairing && !r.error, answer});
         // After a success the solved node must still get a child, even from a failed repair.
         if (repairing && !solved.empty()) {
             const SearchNode* n = m_state.tree.find(solved);
-            record({{"type", "tree_edit"}, {"author", "system"}, {"purpose", "fallback"},
-                {"edit",
-                    singleInsert(solved, "Refine " + solved + ": profile it and remove its largest bottleneck", 0.5,
-                        "the world model gave no valid refinement of a passing node")},
-                {"rules", editRulesJson(EditRules {})}, {"inserted", {m_state.tree.peekNextId()}},
-                {"notes", {"fallback child for " + (n ? n->intent : solved)}}});
+            record(ev::TreeEdit {.author = "system",
+                .purpose = "fallback",
+                .edit = singleInsert(solved, "Refine " + solved + ": profile it and remove its largest bottleneck", 0.5,
+                    "the world model gave no valid refinement of a passing node"),
+                .rules = editRulesJson(EditRules {}),
+                .inserted = {m_state.tree.peekNextId()},
+                .notes = std::vector<std::string> {"fallback child for " + (n ? n->intent : solved)}});
         }
     }
     scheduleStep();
@@ -155,8 +167,7 @@ void SearchEngine::handleCoderAnswer(const Step& st, const LlmResult& r, const s
         scheduleStep();
         return;
     }
-    json e {{"type", "candidate"}, {"node", st.node}, {"exchange", exchange}, {"prompt", st.purpose},
-        {"author", "code_policy"}};
+    ev::Candidate e {.node = st.node, .exchange = exchange, .prompt = st.purpose, .author = "code_policy"};
     std::string problem;
     const auto program = r.error ? std::nullopt : extractProgram(r.text.toStdString(), problem);
     if (r.error)
@@ -168,9 +179,9 @@ void SearchEngine::handleCoderAnswer(const Step& st, const LlmResult& r, const s
             halt(error);
             return;
         }
-        e["program"] = hash;
+        e.program = hash;
     } else {
-        e["problem"] = problem;
+        e.problem = problem;
     }
     record(std::move(e));
     scheduleStep();

@@ -277,12 +277,14 @@ void read(Reader& r, ev::Human& e)
 {
     r.takeAny("command", e.command);
     r.take("description", e.description);
+    r.take("program", e.program);
 }
 
 void write(json& j, const ev::Human& e)
 {
     j["command"] = e.command;
     j["description"] = e.description;
+    put(j, "program", e.program);
 }
 
 void read(Reader& r, ev::Paused& e)

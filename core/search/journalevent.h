@@ -21,19 +21,19 @@ namespace ev {
 
 struct RunStarted {
     bool resumed = false;
-    std::optional<nlohmann::json> settings; // SearchSettings::toJson, on a new run only
-    std::optional<std::string> seedProgram; // hash of the program a new run starts from
+    std::optional<nlohmann::json> settings {}; // SearchSettings::toJson, on a new run only
+    std::optional<std::string> seedProgram {}; // hash of the program a new run starts from
 };
 
 // One LLM call: what was sent, what came back, its cost.
 struct Exchange {
-    std::string id; // "x1", "x2", ...
-    std::string role; // planner | coder
-    std::string purpose;
-    std::string node;
+    std::string id {}; // "x1", "x2", ...
+    std::string role {}; // planner | coder
+    std::string purpose {};
+    std::string node {};
     nlohmann::json messages = nlohmann::json::array(); // [{role, content}]
-    std::string text; // the answer, secrets redacted
-    std::string model;
+    std::string text {}; // the answer, secrets redacted
+    std::string model {};
     std::int64_t promptTokens = 0;
     std::int64_t completionTokens = 0;
     std::int64_t reasoningTokens = 0;
@@ -41,76 +41,77 @@ struct Exchange {
     bool priced = false;
     double latencySeconds = 0.0;
     struct Error {
-        std::string kind; // errorKindName
-        std::string message;
+        std::string kind {}; // errorKindName
+        std::string message {};
     };
-    std::optional<Error> error;
+    std::optional<Error> error {};
 };
 
 struct TreeEdit {
-    std::string author; // world_model | system | human
-    std::string purpose;
-    std::optional<std::string> exchange;
-    std::optional<std::string> node;
-    std::optional<std::string> reasoning;
+    std::string author {}; // world_model | system | human
+    std::string purpose {};
+    std::optional<std::string> exchange {};
+    std::optional<std::string> node {};
+    std::optional<std::string> reasoning {};
     nlohmann::json edit = nlohmann::json::object(); // treeedit.h's toJson
     nlohmann::json rules = nlohmann::json::object(); // editRulesJson
-    std::vector<std::string> inserted; // ids the inserts got
-    std::optional<std::vector<std::string>> notes;
-    std::optional<int> island; // evolve: the island a proposal belongs to
+    std::vector<std::string> inserted {}; // ids the inserts got
+    std::optional<std::vector<std::string>> notes {};
+    std::optional<int> island {}; // evolve: the island a proposal belongs to
 };
 
 struct EditRejected {
-    std::string exchange;
-    std::string purpose;
-    std::string node;
-    std::vector<std::string> errors;
+    std::string exchange {};
+    std::string purpose {};
+    std::string node {};
+    std::vector<std::string> errors {};
     bool repair = false; // the world model is asked once more
-    std::string answer;
+    std::string answer {};
 };
 
 struct ActionStarted {
-    std::string node;
-    std::string reason;
+    std::string node {};
+    std::string reason {};
 };
 
 // An answer of the code policy (or a person's program, or the seed) before its evaluation.
 struct Candidate {
-    std::string node;
-    std::optional<std::string> exchange;
-    std::string prompt; // the prompt kind, "human" or "seed"
-    std::string author;
-    std::optional<std::string> program; // hash, when the answer held a program
-    std::optional<std::string> problem; // why it did not
+    std::string node {};
+    std::optional<std::string> exchange {};
+    std::string prompt {}; // the prompt kind, "human" or "seed"
+    std::string author {};
+    std::optional<std::string> program {}; // hash, when the answer held a program
+    std::optional<std::string> problem {}; // why it did not
 };
 
 struct Evaluation {
-    std::string node;
-    std::string program;
-    std::string exchange; // empty for programs no LLM wrote
-    std::string prompt;
-    std::string author;
+    std::string node {};
+    std::string program {};
+    std::string exchange {}; // empty for programs no LLM wrote
+    std::string prompt {};
+    std::string author {};
     nlohmann::json evaluation = nlohmann::json::object(); // evaluation.h's toJson
 };
 
 struct ActionFinished {
-    std::string node;
+    std::string node {};
     nlohmann::json bestAttempt; // an attempt index, or null
-    std::string outcome; // passed | failed
-    std::string nextPlanner; // the planner call due next, or empty
+    std::string outcome {}; // passed | failed
+    std::string nextPlanner {}; // the planner call due next, or empty
 };
 
 struct Human {
     nlohmann::json command = nlohmann::json::object(); // HumanCommand::toJson
-    std::string description;
+    std::string description {};
+    std::optional<std::string> program {}; // hash of the program an Evaluate command brought
 };
 
 struct Paused {
-    std::string reason;
+    std::string reason {};
 };
 
 struct RunFinished {
-    std::string reason;
+    std::string reason {};
 };
 
 struct Note { // free text a tool added; the reducer ignores it
@@ -122,10 +123,10 @@ using EventBody = std::variant<ev::RunStarted, ev::Exchange, ev::TreeEdit, ev::E
     ev::Candidate, ev::Evaluation, ev::ActionFinished, ev::Human, ev::Paused, ev::RunFinished, ev::Note>;
 
 struct JournalEvent {
-    std::optional<int> seq; // 1, 2, ... in journal order
-    std::optional<std::string> time; // "t": UTC, ISO 8601 with milliseconds
-    std::optional<double> elapsedSeconds; // running time of the search when it was recorded
-    std::optional<int> round; // evaluations before it
+    std::optional<int> seq {}; // 1, 2, ... in journal order
+    std::optional<std::string> time {}; // "t": UTC, ISO 8601 with milliseconds
+    std::optional<double> elapsedSeconds {}; // running time of the search when it was recorded
+    std::optional<int> round {}; // evaluations before it
     EventBody body;
     nlohmann::json extra = nlohmann::json::object(); // fields this version does not model
 };
