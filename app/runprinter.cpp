@@ -26,12 +26,11 @@ RunPrinter::RunPrinter(const Task& task, QTextStream& out, bool quiet)
 {
 }
 
-void RunPrinter::onEvent(const SearchState& s, const nlohmann::json& e)
+void RunPrinter::onEvent(const SearchState& s, const JournalEvent& e)
 {
     if (m_quiet)
         return;
-    const std::string type = e.value("type", std::string());
-    if (type == "evaluation") {
+    if (std::holds_alternative<ev::Evaluation>(e.body)) {
         const Attempt& a = s.tree.attempts().back();
         const RoleUsage total = summarize(s).totalUsage;
         m_out << QStringLiteral("round %1/%2  %3  attempt %4 (%5)  %6  J %7  best %8  tokens %9  %10\n")
@@ -45,37 +44,35 @@ void RunPrinter::onEvent(const SearchState& s, const nlohmann::json& e)
                      .arg(q(formatFixed(s.bestScore(), 1)), 6)
                      .arg(q(formatTokens(total.tokens.promptTokens + total.tokens.completionTokens)))
                      .arg(q(formatDollars(total.dollars)));
-    } else if (type == "action_started") {
-        const SearchNode* n = s.tree.find(e.value("node", std::string()));
+    } else if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body)) {
+        const SearchNode* n = s.tree.find(begun->node);
         m_out << "action " << q(n->id) << " (V " << q(formatFixed(n->value(), 2)) << "): " << cut(n->intent, 90)
               << "\n";
-    } else if (type == "tree_edit") {
+    } else if (const auto* edited = std::get_if<ev::TreeEdit>(&e.body)) {
         QStringList parts;
-        for (const auto& id : e.value("inserted", std::vector<std::string>()))
+        for (const auto& id : edited->inserted)
             if (const SearchNode* n = s.tree.find(id))
                 parts << QStringLiteral("+%1 under %2 (V %3) %4")
                              .arg(q(id), q(n->parent), q(formatFixed(n->value(), 2)), cut(n->intent, 60));
-        const auto edit = e.value("edit", nlohmann::json::object());
-        for (const auto& u : edit.value("update", nlohmann::json::array()))
+        for (const auto& u : edited->edit.value("update", nlohmann::json::array()))
             parts << QStringLiteral("V %1 -> %2")
                          .arg(q(u.value("node", std::string())), q(formatFixed(u.value("priority", 0.0), 2)));
-        for (const auto& p : edit.value("prune", nlohmann::json::array()))
+        for (const auto& p : edited->edit.value("prune", nlohmann::json::array()))
             parts << QStringLiteral("pruned %1").arg(q(p.value("node", std::string())));
-        m_out << "  " << q(e.value("author", std::string())) << ": " << parts.join(u"; ") << "\n";
-    } else if (type == "edit_rejected") {
-        const auto errors = e.value("errors", std::vector<std::string>());
-        m_out << "  world model answer refused" << (e.value("repair", false) ? " (asking once more)" : "") << ": "
-              << cut(errors.empty() ? std::string() : errors.front(), 120) << "\n";
-    } else if (type == "candidate" && e.contains("problem")) {
+        m_out << "  " << q(edited->author) << ": " << parts.join(u"; ") << "\n";
+    } else if (const auto* rejected = std::get_if<ev::EditRejected>(&e.body)) {
+        m_out << "  world model answer refused" << (rejected->repair ? " (asking once more)" : "") << ": "
+              << cut(rejected->errors.empty() ? std::string() : rejected->errors.front(), 120) << "\n";
+    } else if (const auto* cand = std::get_if<ev::Candidate>(&e.body); cand && cand->problem) {
         m_out << QStringLiteral("round %1/%2  %3  no program: %4\n")
                      .arg(s.evaluations, 3)
                      .arg(s.settings.budget)
-                     .arg(q(e.value("node", std::string())), -5)
-                     .arg(cut(e.value("problem", std::string()), 100));
-    } else if (type == "human") {
-        m_out << "  person: " << q(e.value("description", std::string())) << "\n";
-    } else if (type == "paused") {
-        m_out << "paused: " << q(e.value("reason", std::string())) << "\n";
+                     .arg(q(cand->node), -5)
+                     .arg(cut(*cand->problem, 100));
+    } else if (const auto* human = std::get_if<ev::Human>(&e.body)) {
+        m_out << "  person: " << q(human->description) << "\n";
+    } else if (const auto* paused = std::get_if<ev::Paused>(&e.body)) {
+        m_out << "paused: " << q(paused->reason) << "\n";
     }
     m_out.flush();
 }

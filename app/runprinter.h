@@ -15,7 +15,7 @@ class RunPrinter
 {
 public:
     RunPrinter(const Task& task, QTextStream& out, bool quiet);
-    void onEvent(const SearchState& state, const nlohmann::json& event);
+    void onEvent(const SearchState& state, const JournalEvent& event);
     void printSummary(const SearchState& state, const std::filesystem::path& sessionDir);
 
 private:

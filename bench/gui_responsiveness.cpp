@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <mainwindow.h>
 #include <map>
+#include <stdexcept>
 #include <treegraphview.h>
 
 using namespace ks;
@@ -84,9 +85,16 @@ int main(int argc, char** argv)
     QApplication::processEvents();
     const std::vector<json> all = syntheticSearch(1000);
     const std::size_t live = 300;
+    const auto typed = [](const json& line) {
+        std::string error;
+        auto e = journalEventFromJson(line, error);
+        if (!e)
+            throw std::runtime_error("synthetic event: " + error);
+        return std::make_shared<const JournalEvent>(std::move(*e));
+    };
     std::vector<SearchEvent> initial;
     for (std::size_t i = 0; i + live < all.size(); ++i)
-        initial.push_back(std::make_shared<const json>(all[i]));
+        initial.push_back(typed(all[i]));
     SessionConfig config;
     config.taskName = "synthetic";
     window.document().setSession(config, "/nonexistent", true);
@@ -118,7 +126,7 @@ int main(int argc, char** argv)
     std::map<std::string, double> worstByType;
     for (std::size_t i = all.size() - live; i < all.size(); ++i) {
         t.restart();
-        window.document().append(std::make_shared<const json>(all[i]));
+        window.document().append(typed(all[i]));
         const double sync = static_cast<double>(t.nsecsElapsed()) / 1e6;
         QApplication::processEvents(); // the deferred layout and the repaint
         QApplication::processEvents();

@@ -7,6 +7,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QScreen>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -76,7 +77,7 @@ int main(int argc, char** argv)
     // Mid-run: once the third action is under way.
     int actions = 0;
     QObject::connect(&window.document(), &ui::SearchDocument::eventShown, &window,
-        [&](const SearchEvent& e) { actions += (*e)["type"] == "action_started" ? 1 : 0; });
+        [&](const SearchEvent& e) { actions += std::holds_alternative<ev::ActionStarted>(e->body) ? 1 : 0; });
     while (actions < 3)
         settle(100);
     settle(1500);
@@ -103,5 +104,16 @@ int main(int argc, char** argv)
     tabs->setCurrentIndex(1);
     settle(300);
     ok = grab(&window, out + u"/main-window-finished.png") && ok;
+    // The event log, one line per journal event.
+    if (QWidget* log = window.findChild<QWidget*>(QStringLiteral("eventLog"))) {
+        QWidget* dock = log;
+        while (dock && !qobject_cast<QDockWidget*>(dock))
+            dock = dock->parentWidget();
+        if (dock) {
+            dock->raise();
+            settle(400);
+            ok = grab(dock, out + u"/event-log.png") && ok;
+        }
+    }
     return ok ? 0 : 1;
 }

@@ -294,7 +294,8 @@ void TestEngine::humanSteering()
     };
     bool steered = false;
     QObject::connect(&engine, &SearchEngine::eventRecorded, &engine, [&](const SearchEvent& e) {
-        if (steered || (*e)["type"] != "tree_edit" || (*e)["purpose"] != "init")
+        const auto* edited = std::get_if<ev::TreeEdit>(&e->body);
+        if (steered || !edited || edited->purpose != "init")
             return;
         steered = true; // right after the world model's first edit
         using K = HumanCommand::Kind;
@@ -348,7 +349,7 @@ void TestEngine::pauseStepResume()
     bool pausedOnce = false;
     QObject::connect(&engine, &SearchEngine::eventRecorded, &engine, [&](const SearchEvent& e) {
         ++events;
-        if (!pausedOnce && (*e)["type"] == "action_started") {
+        if (!pausedOnce && std::holds_alternative<ev::ActionStarted>(e->body)) {
             pausedOnce = true;
             HumanCommand pause;
             pause.kind = HumanCommand::Kind::Pause;
@@ -407,7 +408,7 @@ void TestEngine::stopConditions()
     QVERIFY2(run, error.c_str());
     if (condition == u"stop")
         QObject::connect(&run->engine(), &SearchEngine::eventRecorded, &run->engine(), [&](const SearchEvent& e) {
-            if ((*e)["type"] == "evaluation" && run->engine().state().evaluations == 2) {
+            if (std::holds_alternative<ev::Evaluation>(e->body) && run->engine().state().evaluations == 2) {
                 HumanCommand stop;
                 stop.kind = HumanCommand::Kind::Stop;
                 stop.reason = "enough";

@@ -103,7 +103,7 @@ void TestGuiSearch::steeringAndUndo()
     window.show();
     bool paused = false;
     connect(&window.document(), &ui::SearchDocument::eventShown, &window, [&](const SearchEvent& e) {
-        if (!paused && (*e)["type"] == "tree_edit") { // right after the world model's first edit
+        if (!paused && std::holds_alternative<ev::TreeEdit>(e->body)) { // right after the world model's first edit
             paused = true;
             trigger(window, "actionPause");
         }
@@ -197,17 +197,18 @@ void TestGuiSearch::steeringAndUndo()
     std::string firstAction; // the first one after the resume
     bool resumed = false;
     for (const auto& e : window.document().events()) {
-        if ((*e)["type"] == "human" && (*e)["command"]["kind"] == "resume")
+        const auto* human = std::get_if<ev::Human>(&e->body);
+        if (human && human->command["kind"] == "resume")
             resumed = true;
-        else if (resumed && (*e)["type"] == "action_started") {
-            firstAction = (*e)["node"];
+        else if (const auto* begun = std::get_if<ev::ActionStarted>(&e->body); resumed && begun) {
+            firstAction = begun->node;
             break;
         }
     }
     QCOMPARE(firstAction, std::string("n2"));
     int human = 0;
     for (const auto& e : window.document().events())
-        human += (*e)["type"] == "human" ? 1 : 0;
+        human += std::holds_alternative<ev::Human>(e->body) ? 1 : 0;
     QVERIFY(human >= 12); // every action and every undo, recorded as the person's
 }
 

@@ -118,7 +118,7 @@ void TestMainWindow::historySliderReplays()
     // Back to the point right after the first action started: the tree had only the init intents.
     int firstAction = 0;
     for (int i = 0; i < total; ++i)
-        if ((*window.document().events()[static_cast<std::size_t>(i)])["type"] == "action_started") {
+        if (std::holds_alternative<ev::ActionStarted>(window.document().events()[static_cast<std::size_t>(i)]->body)) {
             firstAction = i + 1;
             break;
         }

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <QAbstractListModel>
+#include <search/journalevent.h>
 
-#include <nlohmann/json.hpp>
+#include <QAbstractListModel>
 
 namespace ks::ui {
 
@@ -18,7 +18,7 @@ public:
     QVariant data(const QModelIndex& index, int role) const override;
 
     // The line for one event; empty for events not worth a line of their own.
-    static QString describe(const nlohmann::json& event);
+    static QString describe(const JournalEvent& event);
 
 private:
     const SearchDocument& m_document;

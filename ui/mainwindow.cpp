@@ -120,7 +120,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_graph, &TreeGraphView::nodeContextMenu, this, &MainWindow::showNodeMenu);
     connect(&m_document, &SearchDocument::progressChanged, this, &MainWindow::updateStatus);
     connect(&m_document, &SearchDocument::eventShown, this, [this](const SearchEvent& e) {
-        if ((*e)["type"] == "exchange")
+        if (std::holds_alternative<ev::Exchange>(e->body))
             m_stream->clear();
         updateActions();
         updateHistory();

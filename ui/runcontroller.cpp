@@ -8,6 +8,26 @@
 
 namespace ks::ui {
 
+namespace {
+
+// A journal's lines as typed events; nullopt with `error` naming the first line that is not one.
+std::optional<std::vector<SearchEvent>> typedEvents(std::vector<nlohmann::json>& lines, std::string& error)
+{
+    std::vector<SearchEvent> events;
+    events.reserve(lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        auto e = journalEventFromJson(lines[i], error);
+        if (!e) {
+            error = "journal.jsonl:" + std::to_string(i + 1) + ": " + error;
+            return std::nullopt;
+        }
+        events.push_back(std::make_shared<const JournalEvent>(std::move(*e)));
+    }
+    return events;
+}
+
+} // namespace
+
 RunController::RunController(SearchDocument& document, QObject* parent)
     : QObject(parent)
     , m_document(document)
@@ -59,11 +79,13 @@ bool RunController::resume(const std::filesystem::path& dir, const RunOptions& o
         *error = QString::fromStdString(e);
         return false;
     }
-    std::vector<SearchEvent> shared;
-    for (auto& event : *events)
-        shared.push_back(std::make_shared<const nlohmann::json>(std::move(event)));
+    auto shared = typedEvents(*events, e);
+    if (!shared) {
+        *error = QString::fromStdString(e);
+        return false;
+    }
     m_document.setSession(run->session().config(), run->session().dir(), true);
-    m_document.load(std::move(shared));
+    m_document.load(std::move(*shared));
     return startRun(std::move(run), error);
 }
 
@@ -112,12 +134,14 @@ bool RunController::openReadOnly(const std::filesystem::path& dir, QString* erro
         *error = QString::fromStdString(e);
         return false;
     }
-    std::vector<SearchEvent> shared;
-    for (auto& event : *events)
-        shared.push_back(std::make_shared<const nlohmann::json>(std::move(event)));
+    auto shared = typedEvents(*events, e);
+    if (!shared) {
+        *error = QString::fromStdString(e);
+        return false;
+    }
     m_document.setSession(session->config(), session->dir(), false);
     try {
-        m_document.load(std::move(shared));
+        m_document.load(std::move(*shared));
     } catch (const std::exception& ex) {
         *error = tr("%1: the journal does not replay: %2")
                      .arg(QString::fromStdString((dir / "journal.jsonl").string()), QString::fromUtf8(ex.what()));

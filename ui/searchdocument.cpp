@@ -16,17 +16,31 @@ QString q(const std::string& s)
 
 } // namespace
 
-QStringList nodesTouchedBy(const nlohmann::json& e)
+QStringList nodesTouchedBy(const JournalEvent& e)
 {
     QStringList ids;
-    if (e.contains("node") && e["node"].is_string())
-        ids << q(e["node"].get<std::string>());
-    if (e.contains("command") && e["command"].contains("node"))
-        ids << q(e["command"].value("node", std::string()));
-    if (e.contains("edit"))
+    const auto editNodes = [&](const nlohmann::json& edit) {
         for (const char* list : {"update", "prune"})
-            for (const auto& op : e["edit"].value(list, nlohmann::json::array()))
+            for (const auto& op : edit.value(list, nlohmann::json::array()))
                 ids << q(op.value("node", std::string()));
+    };
+    if (const auto* call = std::get_if<ev::Exchange>(&e.body))
+        ids << q(call->node);
+    else if (const auto* edited = std::get_if<ev::TreeEdit>(&e.body)) {
+        ids << q(edited->node.value_or(""));
+        editNodes(edited->edit);
+    } else if (const auto* rejected = std::get_if<ev::EditRejected>(&e.body))
+        ids << q(rejected->node);
+    else if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body))
+        ids << q(begun->node);
+    else if (const auto* cand = std::get_if<ev::Candidate>(&e.body))
+        ids << q(cand->node);
+    else if (const auto* evaluated = std::get_if<ev::Evaluation>(&e.body))
+        ids << q(evaluated->node);
+    else if (const auto* ended = std::get_if<ev::ActionFinished>(&e.body))
+        ids << q(ended->node);
+    else if (const auto* human = std::get_if<ev::Human>(&e.body))
+        ids << q(human->command.value("node", std::string()));
     ids.removeAll(QString());
     ids.removeDuplicates();
     return ids;

@@ -74,6 +74,6 @@ private:
 };
 
 // The nodes an event touches (created, edited, started, closed, evaluated under).
-QStringList nodesTouchedBy(const nlohmann::json& event);
+QStringList nodesTouchedBy(const JournalEvent& event);
 
 } // namespace ks::ui

@@ -105,7 +105,7 @@ bool SearchEngine::record(EventBody body)
         halt(std::string("internal error: ") + ex.what()); // an event the engine itself made is wrong
         return false;
     }
-    emit eventRecorded(std::make_shared<const json>(std::move(line)));
+    emit eventRecorded(std::make_shared<const JournalEvent>(std::move(e)));
     if (++m_eventsSinceCheckpoint >= kCheckpointEvery)
         checkpoint();
     return true;

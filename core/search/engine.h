@@ -22,7 +22,7 @@
 
 namespace ks {
 
-using SearchEvent = std::shared_ptr<const nlohmann::json>;
+using SearchEvent = std::shared_ptr<const JournalEvent>; // as recorded, immutable
 
 // What an engine works with; it owns none of it.
 struct EngineSetup {
