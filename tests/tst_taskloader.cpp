@@ -38,6 +38,60 @@ static std::string pagedWorkload(const std::string& uuid, const std::string& len
         + R"("}, "sm_scale": {"type": "scalar", "value": 0.35}}}})";
 }
 
+// A safetensors file (8-byte header length, JSON header, data) of int32 tensors; `dtype` and
+// `shapeOf` let a test write a header that lies about them, `truncate` one that runs past the data.
+struct BlobTensor {
+    std::string key;
+    std::vector<std::int32_t> values;
+    std::string dtype = "I32";
+    std::vector<std::size_t> shape = {}; // empty: {values.size()}
+};
+
+static void writeSafetensors(const fs::path& path, const std::vector<BlobTensor>& tensors, std::size_t truncate = 0)
+{
+    nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
+    std::string data;
+    for (const auto& t : tensors) {
+        const std::size_t begin = data.size();
+        data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * 4);
+        header[t.key] = {{"dtype", t.dtype},
+            {"shape", t.shape.empty() ? std::vector<std::size_t> {t.values.size()} : t.shape},
+            {"data_offsets", {begin, data.size()}}};
+    }
+    const std::string text = header.dump();
+    std::string file(8, '\0');
+    for (int i = 0; i < 8; ++i)
+        file[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
+    file += text + data;
+    file.resize(file.size() - truncate);
+    test::writeText(path, file);
+}
+
+static std::string blobWorkload(
+    const std::string& indptrKey = "kv_indptr", const std::string& file = "blob/w.safetensors")
+{
+    return R"({"definition": "paged", "workload": {"uuid": "w", "axes": {"batch_size": 3, "num_pages": 64, )"
+           R"("len_indptr": 4, "num_kv_indices": 12}, "inputs": {"q": {"type": "random"}, )"
+           R"("kv_indptr": {"type": "safetensors", "path": ")"
+        + file + R"(", "tensor_key": ")" + indptrKey + R"("}, )" + R"("kv_indices": {"type": "safetensors", "path": ")"
+        + file + R"(", "tensor_key": "kv_indices"}, )" + R"("sm_scale": {"type": "scalar", "value": 0.35}}}})";
+}
+
+static const std::vector<std::int32_t> kBlobIndices = {3, 17, 42, 8, 63, 0, 21, 9, 55, 30, 11, 7};
+
+// The task in `root` is refused, its first error on workloads.jsonl line 1, at `field`.
+static void expectRefusal(const fs::path& root, const QString& field, const QString& fragment)
+{
+    const auto result = loadTask(root);
+    QVERIFY(!result.task.has_value());
+    const auto errors = result.diagnostics.errors();
+    QVERIFY(!errors.empty());
+    const TaskIssue& e = errors.front();
+    QVERIFY2(QString::fromStdString(e.file).endsWith(u"workloads.jsonl:1"), e.format().c_str());
+    QCOMPARE(QString::fromStdString(e.field), field);
+    QVERIFY2(QString::fromStdString(e.message).contains(fragment), e.format().c_str());
+}
+
 class TestTaskLoader : public QObject
 {
     Q_OBJECT
@@ -49,6 +103,9 @@ private slots:
     void loadsTheMoeTask();
     void rejectsWorkloads_data();
     void rejectsWorkloads();
+    void readsSafetensorsInputs();
+    void rejectsBadSafetensors_data();
+    void rejectsBadSafetensors();
     void reportsEveryErrorAtOnce();
     void warnsOnFolderNameMismatch();
     void prefixLookup();
@@ -111,6 +168,73 @@ void TestTaskLoader::generatorsSatisfyConstraints()
         distinct.insert(indices.at(i));
     }
     QCOMPARE(distinct.size(), std::size_t {12});
+}
+
+// FlashInfer-Bench keeps captured index tensors in safetensors files next to the workloads: they
+// load with their dtype and shape checked, and inputs hold exactly their bytes.
+void TestTaskLoader::readsSafetensorsInputs()
+{
+    QTemporaryDir dir;
+    const auto root = makePagedTask(dir, blobWorkload() + "\n");
+    writeSafetensors(root / "blob" / "w.safetensors", {{"kv_indptr", {0, 5, 5, 12}}, {"kv_indices", kBlobIndices}});
+    const auto result = loadTask(root);
+    QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+    const Task& task = *result.task;
+    InputGenerator gen(task.definition, task.workloads[0], 99);
+    const auto indptr = gen.generate(*task.definition.input("kv_indptr"));
+    const auto indices = gen.generate(*task.definition.input("kv_indices"), 3); // the same every trial
+    QCOMPARE(indptr.elements(), std::size_t {4});
+    QCOMPARE(indptr.at(2), 5.0);
+    QCOMPARE(indptr.at(3), 12.0);
+    for (std::size_t i = 0; i < kBlobIndices.size(); ++i)
+        QCOMPARE(indices.at(i), static_cast<double>(kBlobIndices[i]));
+}
+
+void TestTaskLoader::rejectsBadSafetensors_data()
+{
+    QTest::addColumn<QString>("workload");
+    QTest::addColumn<int>("variant"); // which file is written
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("fragment");
+    const QString normal = QString::fromStdString(blobWorkload());
+    QTest::newRow("no such file") << QString::fromStdString(blobWorkload("kv_indptr", "blob/missing.safetensors")) << 0
+                                  << "workload.inputs.kv_indptr.path"
+                                  << "cannot open";
+    QTest::newRow("no such key") << QString::fromStdString(blobWorkload("indptr")) << 0
+                                 << "workload.inputs.kv_indptr.tensor_key"
+                                 << "no tensor 'indptr'";
+    QTest::newRow("wrong dtype") << normal << 1 << "workload.inputs.kv_indptr"
+                                 << "is I16 [8], the input is int32 [4]";
+    QTest::newRow("wrong shape") << normal << 2 << "workload.inputs.kv_indptr"
+                                 << "is I32 [3], the input is int32 [4]";
+    QTest::newRow("data cut short") << normal << 3 << "workload.inputs.kv_indptr.path"
+                                    << "lie outside the data";
+    QTest::newRow("indptr not monotone") << normal << 4 << "constraints[2]"
+                                         << "all(b, 0, batch_size, kv_indptr[b] <= kv_indptr[b + 1])";
+    QTest::newRow("an index past the pool") << normal << 5 << "constraints[3]"
+                                            << "max(i, 0, num_kv_indices, kv_indices[i]) < num_pages";
+}
+
+void TestTaskLoader::rejectsBadSafetensors()
+{
+    QFETCH(QString, workload);
+    QFETCH(int, variant);
+    QFETCH(QString, field);
+    QFETCH(QString, fragment);
+    QTemporaryDir dir;
+    const auto root = makePagedTask(dir, workload.toStdString() + "\n");
+    std::vector<std::int32_t> indptr = {0, 5, 5, 12}, indices = kBlobIndices;
+    BlobTensor first {"kv_indptr", indptr};
+    if (variant == 1) // 16 bytes as eight int16
+        first.dtype = "I16", first.shape = {8};
+    if (variant == 2)
+        first.values = {0, 5, 12};
+    if (variant == 4)
+        first.values = {0, 5, 3, 12};
+    if (variant == 5)
+        indices[4] = 64;
+    writeSafetensors(root / "blob" / "w.safetensors", {first, {"kv_indices", indices}}, variant == 3 ? 8 : 0);
+    expectRefusal(root, field, fragment);
 }
 
 void TestTaskLoader::costModelsReadIndexTensors()
@@ -218,8 +342,8 @@ void TestTaskLoader::rejectsWorkloads_data()
     QString safetensors = QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12));
     safetensors.replace(
         uR"({"type": "indptr", "lengths": [5, 0, 7]})"_qs, uR"({"type": "safetensors", "path": "x"})"_qs);
-    QTest::newRow("safetensors") << safetensors << "workload.inputs.kv_indptr.type"
-                                 << "not supported";
+    QTest::newRow("safetensors without a key") << safetensors << "workload.inputs.kv_indptr.tensor_key"
+                                               << "missing (a string)";
     QString unknown = QString::fromStdString(pagedWorkload("w", "[5, 0, 7]", 12));
     unknown.replace(u"\"type\": \"random\""_qs, u"\"type\": \"gaussian\""_qs);
     QTest::newRow("unknown source") << unknown << "workload.inputs.q.type"
@@ -240,14 +364,7 @@ void TestTaskLoader::rejectsWorkloads()
     QFETCH(QString, fragment);
     QTemporaryDir dir;
     const auto root = makePagedTask(dir, line.toStdString() + "\n");
-    const auto result = loadTask(root);
-    QVERIFY(!result.task.has_value());
-    const auto errors = result.diagnostics.errors();
-    QVERIFY(!errors.empty());
-    const TaskIssue& e = errors.front();
-    QVERIFY2(QString::fromStdString(e.file).endsWith(u"workloads.jsonl:1"), e.format().c_str());
-    QCOMPARE(QString::fromStdString(e.field), field);
-    QVERIFY2(QString::fromStdString(e.message).contains(fragment), e.format().c_str());
+    expectRefusal(root, field, fragment);
 }
 
 void TestTaskLoader::reportsEveryErrorAtOnce()

@@ -1,6 +1,7 @@
 #include "inputgenerator.h"
 
 #include "expression.h"
+#include "safetensors.h"
 
 #include <util/parallel.h>
 
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 namespace ks {
 namespace {
@@ -109,6 +111,13 @@ void InputGenerator::generateInto(const TensorSpec& spec, std::uint32_t trial, s
         for (std::size_t i = 0; i < n; ++i)
             set(i, src.value);
         break;
+    case InputSource::Kind::Safetensors: { // captured data: the same bytes every trial
+        std::string error;
+        const SafetensorsTensor where {{}, {}, src.fileOffset, src.fileBytes};
+        if (!readSafetensorsData(src.file, where, out, error))
+            throw std::runtime_error("input '" + spec.name + "': " + error);
+        break;
+    }
     case InputSource::Kind::Arange:
         for (std::size_t i = 0; i < n; ++i)
             set(i, static_cast<double>(i));

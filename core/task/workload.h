@@ -12,7 +12,7 @@ namespace ks {
 // How the harness fills one input: FlashInfer-Bench's `random` and `scalar`, plus generators for
 // index tensors whose values must be consistent (paged-KV indptr / indices).
 struct InputSource {
-    enum class Kind { Random, Scalar, Constant, Arange, Indptr, UniqueIndices };
+    enum class Kind { Random, Scalar, Constant, Arange, Indptr, UniqueIndices, Safetensors };
     Kind kind = Kind::Random;
     double value = 0.0; // scalar / constant
     std::string distribution = "normal"; // random: normal | uniform | cauchy
@@ -21,6 +21,10 @@ struct InputSource {
     bool hasBounds = false; // random: low/high were given
     std::vector<std::int64_t> lengths; // indptr: segment lengths
     std::string upperBound; // unique_indices: exclusive bound, an expression over the axes
+    // safetensors: the file (resolved at load), the tensor's key, and where its bytes lie
+    std::string file;
+    std::string tensorKey;
+    std::uint64_t fileOffset = 0, fileBytes = 0;
 };
 
 struct Workload {

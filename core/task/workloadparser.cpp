@@ -2,9 +2,11 @@
 
 #include "expression.h"
 #include "inputgenerator.h"
+#include "safetensors.h"
 #include "strictjson.h"
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -16,8 +18,9 @@ using Json = nlohmann::ordered_json;
 class WorkloadReader
 {
 public:
-    WorkloadReader(const Definition& def, std::string location, Diagnostics& diag)
+    WorkloadReader(const Definition& def, std::string location, std::filesystem::path folder, Diagnostics& diag)
         : m_def(def)
+        , m_folder(std::move(folder))
         , m_location(std::move(location))
         , m_diag(diag)
     {
@@ -214,19 +217,69 @@ private:
             }
             src.upperBound = j["high"].is_string() ? j["high"].get<std::string>() : j["high"].dump();
         } else if (type == "safetensors") {
-            error(
-                field + ".type", "safetensors inputs are not supported yet: use a generator (indptr, unique_indices)");
-            return std::nullopt;
+            src.kind = InputSource::Kind::Safetensors;
+            if (!readSafetensorsSource(j, spec, field, src))
+                return std::nullopt;
         } else {
             error(field + ".type",
-                "unknown source '" + type + "' (random, scalar, constant, arange, indptr or unique_indices)");
+                "unknown source '" + type
+                    + "' (random, scalar, constant, arange, indptr, unique_indices or safetensors)");
             return std::nullopt;
         }
         if (src.kind != InputSource::Kind::Random && src.kind != InputSource::Kind::Scalar
-            && src.kind != InputSource::Kind::Constant && isFloating(spec.dtype))
+            && src.kind != InputSource::Kind::Constant && src.kind != InputSource::Kind::Safetensors
+            && isFloating(spec.dtype))
             error(field + ".type", "'" + type + "' generates indices: the input must have an integer dtype");
         checkShapeFits(src, spec, field);
         return src;
+    }
+
+    // {"type": "safetensors", "path": ..., "tensor_key": ...}: the path is absolute or relative to
+    // the folder of workloads.jsonl; the tensor must have the input's dtype and, with this
+    // workload's axes, its shape. The bytes are read when inputs are made, the same every trial.
+    bool readSafetensorsSource(const Json& j, const TensorSpec& spec, const std::string& field, InputSource& src)
+    {
+        for (const char* key : {"path", "tensor_key"})
+            if (!j.contains(key) || !j[key].is_string()) {
+                error(field + "." + key, "missing (a string)");
+                return false;
+            }
+        std::filesystem::path path = j["path"].get<std::string>();
+        if (path.is_relative())
+            path = m_folder / path;
+        src.file = path.lexically_normal().string();
+        src.tensorKey = j["tensor_key"].get<std::string>();
+        std::string why;
+        const auto index = readSafetensorsIndex(src.file, why);
+        if (!index) {
+            error(field + ".path", why);
+            return false;
+        }
+        const auto t = index->find(src.tensorKey);
+        if (t == index->end()) {
+            error(field + ".tensor_key", "no tensor '" + src.tensorKey + "' in " + src.file);
+            return false;
+        }
+        std::string wanted = std::string(dtypeName(spec.dtype)) + " [";
+        std::vector<std::int64_t> shape;
+        for (const auto& dim : spec.shape.value_or(std::vector<std::string> {})) {
+            const auto axis = m_wl.axes.find(dim);
+            shape.push_back(axis == m_wl.axes.end() ? -1 : axis->second);
+            wanted += (shape.size() > 1 ? ", " : "") + std::to_string(shape.back());
+        }
+        wanted += "]";
+        std::string found = t->second.dtype + " [";
+        for (std::size_t i = 0; i < t->second.shape.size(); ++i)
+            found += (i ? ", " : "") + std::to_string(t->second.shape[i]);
+        found += "]";
+        const auto dtype = dtypeFromSafetensors(t->second.dtype);
+        if (!dtype || *dtype != spec.dtype || t->second.shape != shape) {
+            error(field, "tensor '" + src.tensorKey + "' of " + src.file + " is " + found + ", the input is " + wanted);
+            return false;
+        }
+        src.fileOffset = t->second.offset;
+        src.fileBytes = t->second.bytes;
+        return true;
     }
 
     void checkShapeFits(const InputSource& src, const TensorSpec& spec, const std::string& field)
@@ -294,6 +347,7 @@ private:
     }
 
     const Definition& m_def;
+    std::filesystem::path m_folder; // where relative safetensors paths start
     std::string m_location;
     Diagnostics& m_diag;
     Workload m_wl;
@@ -321,7 +375,7 @@ std::vector<Workload> parseWorkloads(
             diag.error(location, "", parseError);
             continue;
         }
-        WorkloadReader reader(def, location, diag);
+        WorkloadReader reader(def, location, std::filesystem::path(file).parent_path(), diag);
         if (auto wl = reader.read(*doc)) {
             wl->line = lineNo;
             if (!uuids.insert(wl->uuid).second) {
