@@ -14,8 +14,8 @@ using json = nlohmann::json;
 class Reader
 {
 public:
-    explicit Reader(const json& j)
-        : m_rest(j)
+    explicit Reader(json j)
+        : m_rest(std::move(j))
     {
     }
 
@@ -65,7 +65,7 @@ public:
     void drop(const char* key) { m_rest.erase(key); }
 
     json rest() { return std::move(m_rest); }
-    const std::string& error() const { return m_error; }
+    [[nodiscard]] const std::string& error() const { return m_error; }
 
 private:
     template<typename T> void get(const char* key, T& out, bool (json::*check)() const noexcept)
@@ -303,8 +303,8 @@ void write(json& j, const ev::RunFinished& e)
 {
     j["reason"] = e.reason;
 }
-void read(Reader&, ev::Note&) { }
-void write(json&, const ev::Note&) { }
+void read(Reader& /*r*/, ev::Note& /*e*/) { }
+void write(json& /*j*/, const ev::Note& /*e*/) { }
 
 // The journal's type names, in the order of EventBody's alternatives.
 constexpr std::string_view kTypeNames[] = {"run_started", "exchange", "tree_edit", "edit_rejected", "action_started",

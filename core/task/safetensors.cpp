@@ -66,7 +66,9 @@ std::optional<std::map<std::string, SafetensorsTensor>> readSafetensorsIndex(
     }
     const std::uint64_t dataStart = 8 + headerBytes;
     std::map<std::string, SafetensorsTensor> tensors;
-    for (const auto& [key, entry] : doc.items()) {
+    for (const auto& item : doc.items()) {
+        const std::string& key = item.key();
+        const auto& entry = item.value();
         if (key == "__metadata__")
             continue;
         const auto bad = [&](const std::string& why) {
@@ -89,7 +91,8 @@ std::optional<std::map<std::string, SafetensorsTensor>> readSafetensorsIndex(
         const auto& offsets = entry["data_offsets"];
         if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
             return bad("data_offsets must be non-negative integers");
-        const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
+        const auto begin = offsets[0].get<std::uint64_t>();
+        const auto end = offsets[1].get<std::uint64_t>();
         if (begin > end || dataStart + end > size)
             return bad("bytes " + std::to_string(begin) + ".." + std::to_string(end) + " lie outside the data ("
                 + std::to_string(size - dataStart) + " bytes)");
