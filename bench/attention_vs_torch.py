@@ -96,16 +96,21 @@ def per_request_exact(batch, indptr, indices, request):
 
 # ------------------------------------------------------------------ GQA decode
 
+def decode_indices(w, pages):
+    """A decode workload's kv_indptr, distinct random pages of the pool, sm_scale and padded plan
+    (drawn after the value tensors, as before, so the inputs do not change)."""
+    indptr = indptr_of(lengths(w, "kv_indptr"))
+    indices = torch.randperm(pages, device="cuda")[: w["axes"]["num_kv_indices"]].int()
+    return indptr, indices, scalar(w, "sm_scale"), padded_plan(indptr, indices)
+
+
 def gqa_setup(w, defn):
     ax = w["axes"]
     B, pages = ax["batch_size"], ax["num_pages"]
     H, KV, D = 32, 4, 128
     q = rand(B, H, D)
     k_cache, v_cache = rand(pages, 1, KV, D), rand(pages, 1, KV, D)
-    indptr = indptr_of(lengths(w, "kv_indptr"))
-    indices = torch.randperm(pages, device="cuda")[: ax["num_kv_indices"]].int()
-    sm_scale = scalar(w, "sm_scale")
-    plan = padded_plan(indptr, indices)
+    indptr, indices, sm_scale, plan = decode_indices(w, pages)
 
     def run():
         page, mask = plan
@@ -150,10 +155,7 @@ def mla_decode_setup(w, defn):
     B, pages, H = ax["batch_size"], ax["num_pages"], 16
     q_nope, q_pe = rand(B, H, 512), rand(B, H, 64)
     ckv, kpe = rand(pages, 1, 512), rand(pages, 1, 64)
-    indptr = indptr_of(lengths(w, "kv_indptr"))
-    indices = torch.randperm(pages, device="cuda")[: ax["num_kv_indices"]].int()
-    sm_scale = scalar(w, "sm_scale")
-    plan = padded_plan(indptr, indices)
+    indptr, indices, sm_scale, plan = decode_indices(w, pages)
 
     def run():
         page, mask = plan
