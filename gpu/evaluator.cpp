@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <random>
@@ -433,11 +434,18 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
     }
     std::vector<double> latencies, baselines;
     bool allPassed = true;
+    const std::vector<std::string>& scoredIds = m_task.definition.scoredWorkloads;
+    const auto listed = [&](const WorkloadData& w) {
+        return std::find(scoredIds.begin(), scoredIds.end(), w.workload->uuid) != scoredIds.end();
+    };
+    // A run of unscored workloads only (--workloads picked test shapes) is scored over them all.
+    const bool anyListed = std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return listed(*w); });
     for (std::size_t i = 0; i < m_workloads.size(); ++i) {
         const WorkloadData& w = *m_workloads[i];
         const RunnerCallOutcome& o = run.calls[i];
         WorkloadEvaluation r;
         r.id = w.workload->uuid;
+        r.scored = !anyListed || listed(w);
         r.baselineLatencyMicros = w.baselineMicros;
         const double bandwidth =
             run.environment.copyBandwidthGBs > 0 ? run.environment.copyBandwidthGBs : m_copyBandwidthGBs;
@@ -508,8 +516,10 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
             e.status = r.status;
             allPassed = false;
         }
-        latencies.push_back(r.latencyMicros);
-        baselines.push_back(r.baselineLatencyMicros);
+        if (r.scored) {
+            latencies.push_back(r.latencyMicros);
+            baselines.push_back(r.baselineLatencyMicros);
+        }
         e.workloads.push_back(std::move(r));
     }
     e.latencyMicros = allPassed ? geometricMean(latencies) : 0.0;
@@ -528,7 +538,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
         else
             table += "workload " + shortId(r.id) + ": " + fmt(r.latencyMicros) + " us (baseline "
                 + fmt(r.baselineLatencyMicros) + " us, speedup " + fmt(r.speedup, 2) + "x"
-                + (r.floorMicros > 0 ? ", " + fmt(100 * r.rooflineFraction, 1) + "% of roofline" : "") + ")\n";
+                + (r.floorMicros > 0 ? ", " + fmt(100 * r.rooflineFraction, 1) + "% of roofline" : "")
+                + (r.scored ? "" : ", checked only: not in J") + ")\n";
     }
     e.log += failures + table;
     for (const auto& k : e.resources)

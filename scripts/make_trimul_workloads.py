@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes tasks/trimul/workloads.jsonl: GPU MODE TriMul's seven benchmark shapes and six smaller
-test shapes (both input distributions, both mask settings), reproducibly.
+test shapes (both input distributions, both mask settings), reproducibly, and lists the benchmark
+shapes in definition.json's scored_workloads (J covers those, as the leaderboard's ranking does).
 
 GPU MODE draws the input from randn or Cauchy(0, 2), the mask from randint(0, 2) (all ones with
 nomask), LayerNorm weights and biases from randn, and the projection weights as randn / sqrt(128).
@@ -46,8 +47,19 @@ def row(seq_len, batch, dim, nomask, dist, role):
 
 def main():
     path = ROOT / "workloads.jsonl"
-    path.write_text("".join(json.dumps(row(*s)) + "\n" for s in SHAPES))
+    rows = [row(*s) for s in SHAPES]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(f"{path}: {len(SHAPES)} workloads")
+    definition = ROOT / "definition.json"
+    text = definition.read_text()
+    scored = [r["workload"]["uuid"] for r, s in zip(rows, SHAPES) if s[-1] == "benchmark"]
+    listing = '  "scored_workloads": [\n' + ",\n".join(f'    "{u}"' for u in scored) + "\n  ],\n"
+    start = text.find('  "scored_workloads"')
+    if start >= 0:  # replace the old list, keeping the file's hand-written layout otherwise
+        text = text[:start] + text[text.find("],\n", start) + 3:]
+    at = text.find('  "cost_model"')
+    definition.write_text(text[:at] + listing + text[at:])
+    print(f"{definition}: {len(scored)} scored workloads")
 
 
 if __name__ == "__main__":

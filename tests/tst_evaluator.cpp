@@ -43,6 +43,7 @@ private slots:
     void verdicts();
     void staysResponsiveDuringAHang();
     void compileCacheAndParallelCompiles();
+    void scoredWorkloadsAloneMakeJ();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(std::chrono::milliseconds runTimeout = 20s);
@@ -237,3 +238,44 @@ void TestEvaluator::compileCacheAndParallelCompiles()
 
 KS_TEST_MAIN_CORE(TestEvaluator)
 #include "tst_evaluator.moc"
+
+// With scored_workloads, J's geometric mean covers the listed workloads only; the others are
+// still verified (a wrong answer there still fails the candidate) and marked in the JSON.
+void TestEvaluator::scoredWorkloadsAloneMakeJ()
+{
+    const fs::path root = m_root / "scored";
+    writeScaleTask(root);
+    std::string def = test::scaleDefinition();
+    def.replace(def.find("\"op_type\""), 0, "\"scored_workloads\": [\"large-65536\"], ");
+    test::writeText(root / "definition.json", def);
+    auto loaded = loadTask(root);
+    QVERIFY2(loaded.task.has_value(), loaded.diagnostics.formatAll().c_str());
+    EvaluatorSettings s;
+    s.backend = Backend::Host;
+    s.workDir = root / "work";
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.05;
+    Evaluator ev(std::move(*loaded.task), s);
+
+    const Evaluation e = ev.evaluate(candidate("scored-honest",
+        std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+            + " return 0; }"));
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QCOMPARE(e.workloads.size(), std::size_t {2});
+    QVERIFY(!e.workloads[0].scored && e.workloads[1].scored);
+    QCOMPARE(e.latencyMicros, e.workloads[1].latencyMicros);
+    QCOMPARE(e.baselineLatencyMicros, e.workloads[1].baselineLatencyMicros);
+    QVERIFY2(e.log.find("checked only: not in J") != std::string::npos, e.log.c_str());
+    const auto j = toJson(e);
+    QCOMPARE(j["workloads"][0].value("scored", true), false);
+    QVERIFY(!j["workloads"][1].contains("scored"));
+    QCOMPARE(evaluationFromJson(j).workloads[0].scored, false);
+
+    // An unscored workload still decides correctness.
+    const Evaluation wrongOnSmall = ev.evaluate(candidate("scored-wrong-small",
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i] * (a->n == 1000 ? 2.0f : 1.0f);\n"
+        "    return 0;\n}"));
+    QCOMPARE(wrongOnSmall.status, Verdict::IncorrectNumerical);
+    QCOMPARE(wrongOnSmall.workloads[0].status, Verdict::IncorrectNumerical);
+}

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <set>
+#include <tuple>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -101,6 +102,7 @@ private slots:
     void costModelsReadIndexTensors();
     void loadsTheMlaTasks();
     void loadsTheMoeTask();
+    void loadsTheTrimulTask();
     void rejectsWorkloads_data();
     void rejectsWorkloads();
     void readsSafetensorsInputs();
@@ -317,6 +319,26 @@ void TestTaskLoader::loadsTheMoeTask()
     }
     for (const std::int64_t n : {1, 7, 14, 16, 32, 901, 14107}) // the feedback set and the extremes
         QVERIFY2(lengths.count(n), std::to_string(n).c_str());
+}
+
+void TestTaskLoader::loadsTheTrimulTask()
+{
+    const auto result = loadTask(test::tasksDir() / "trimul");
+    QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+    const Task& task = *result.task;
+    QVERIFY(task.files.referenceCu && task.files.baselineCu);
+    QCOMPARE(task.workloads.size(), std::size_t {13});
+    // J covers GPU MODE's seven benchmark shapes (seq_len, batch, dim), as its ranking does.
+    const std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> benchmark = {{256, 2, 128}, {768, 1, 128},
+        {256, 2, 384}, {512, 1, 128}, {1024, 1, 128}, {768, 1, 384}, {1024, 1, 384}};
+    std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> scored;
+    for (const std::string& id : task.definition.scoredWorkloads) {
+        const Workload* w = task.workload(id);
+        QVERIFY2(w, id.c_str());
+        scored.insert({w->axes.at("seq_len"), w->axes.at("batch_size"), w->axes.at("dim")});
+    }
+    QCOMPARE(task.definition.scoredWorkloads.size(), std::size_t {7});
+    QVERIFY(scored == benchmark);
 }
 
 void TestTaskLoader::rejectsWorkloads_data()

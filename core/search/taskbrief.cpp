@@ -3,6 +3,7 @@
 #include <task/abiheader.h>
 #include <tree/treerender.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -91,9 +92,16 @@ std::string describeTask(const Task& task, bool withReference)
     if (d.tolerance.requiredMatchedRatio < 1.0)
         s += " (" + num(100 * d.tolerance.requiredMatchedRatio, 1) + " % of elements)";
     s += "; NaN and Inf fail.\n";
-    s += "Workloads (" + std::to_string(task.workloads.size()) + ", score = baseline / latency, geometric mean):\n";
-    for (std::size_t i = 0; i < task.workloads.size() && i < 16; ++i)
-        s += "  " + task.workloads[i].uuid.substr(0, 8) + ": " + workloadLabel(task, task.workloads[i].uuid) + "\n";
+    const auto& scored = d.scoredWorkloads;
+    s += "Workloads (" + std::to_string(task.workloads.size()) + ", score = baseline / latency, geometric mean"
+        + (scored.empty() ? std::string()
+                          : " over the " + std::to_string(scored.size()) + " marked *; the others are checked only")
+        + "):\n";
+    for (std::size_t i = 0; i < task.workloads.size() && i < 16; ++i) {
+        const std::string& id = task.workloads[i].uuid;
+        const bool mark = std::find(scored.begin(), scored.end(), id) != scored.end();
+        s += "  " + id.substr(0, 8) + (mark ? "*" : "") + ": " + workloadLabel(task, id) + "\n";
+    }
     if (task.workloads.size() > 16)
         s += "  ... and " + std::to_string(task.workloads.size() - 16) + " more\n";
     s += "\nThe kernel interface:\n```c\n" + abiForPrompt(task) + "```\n";
@@ -114,7 +122,7 @@ std::string baselineTargets(const Task& task, const SearchState& state)
             continue;
         std::string s = "Baseline to beat (J = 100 matches it), per workload:";
         for (const auto& w : e.workloads)
-            if (w.baselineLatencyMicros > 0)
+            if (w.baselineLatencyMicros > 0 && w.scored)
                 s += "\n  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id)
                     + "): " + num(w.baselineLatencyMicros) + " us"
                     + (w.floorMicros > 0 ? " (physical floor " + num(w.floorMicros) + " us)" : "");

@@ -59,6 +59,9 @@ struct Definition {
     // true or false); empty: those under 1e11 cost-model FLOPs. A cost model is a floor, and
     // for some tasks (MoE: routing decides the work) far below what the host reference does.
     std::string hostCheck;
+    // The workloads J's geometric mean covers (uuids); empty: all of them. The others are still
+    // verified, as GPU MODE ranks TriMul by its seven benchmark shapes and only tests the rest.
+    std::vector<std::string> scoredWorkloads;
 
     const Axis* axis(const std::string& axisName) const;
     const TensorSpec* input(const std::string& inputName) const;

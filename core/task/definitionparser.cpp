@@ -2,6 +2,7 @@
 
 #include "expression.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <set>
@@ -48,6 +49,7 @@ public:
         readWorkspace();
         readCostModel();
         readHostCheck();
+        readScoredWorkloads();
         if (m_errors)
             return std::nullopt;
         return m_def;
@@ -307,6 +309,27 @@ private:
         }
         checkExpressionNames(m_doc["host_check"].get<std::string>(), "host_check", true);
         m_def.hostCheck = m_doc["host_check"].get<std::string>();
+    }
+
+    void readScoredWorkloads()
+    {
+        if (!m_doc.contains("scored_workloads"))
+            return;
+        const auto& list = m_doc["scored_workloads"];
+        if (!list.is_array() || list.empty()) {
+            error("scored_workloads", "must be a non-empty array of workload uuids");
+            return;
+        }
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const std::string field = "scored_workloads[" + std::to_string(i) + "]";
+            if (!list[i].is_string() || list[i].get<std::string>().empty())
+                error(field, "must be a workload uuid");
+            else if (std::find(m_def.scoredWorkloads.begin(), m_def.scoredWorkloads.end(), list[i].get<std::string>())
+                != m_def.scoredWorkloads.end())
+                error(field, "'" + list[i].get<std::string>() + "' is listed twice");
+            else
+                m_def.scoredWorkloads.push_back(list[i].get<std::string>());
+        }
     }
 
     void readCostModel()

@@ -28,13 +28,16 @@ std::string_view verdictName(Verdict v)
 nlohmann::json toJson(const Evaluation& e)
 {
     nlohmann::json workloads = nlohmann::json::array();
-    for (const auto& w : e.workloads)
+    for (const auto& w : e.workloads) {
         workloads.push_back({{"id", w.id}, {"status", verdictName(w.status)}, {"message", w.message},
             {"max_abs_error", w.maxAbsError}, {"max_rel_error", w.maxRelError}, {"matched_ratio", w.matchedRatio},
             {"latency_us", w.latencyMicros}, {"latency_p25_us", w.p25Micros}, {"latency_p75_us", w.p75Micros},
             {"samples", w.samples}, {"baseline_latency_us", w.baselineLatencyMicros}, {"speedup", w.speedup},
             {"floor_us", w.floorMicros}, {"roofline_fraction", w.rooflineFraction},
             {"side_work_samples", w.sideWorkSamples}, {"device_span_us", w.deviceSpanMicros}});
+        if (!w.scored) // written only when false, so journals from before the field read back unchanged
+            workloads.back()["scored"] = false;
+    }
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
         resources.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"shared_bytes", r.sharedBytes},
@@ -105,6 +108,7 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         we.speedup = number(w, "speedup");
         we.floorMicros = number(w, "floor_us");
         we.rooflineFraction = number(w, "roofline_fraction");
+        we.scored = w.value("scored", true);
         e.workloads.push_back(std::move(we));
     }
     for (const auto& r : j.value("resources", nlohmann::json::array()))

@@ -31,6 +31,7 @@ struct WorkloadEvaluation {
     double speedup = 0.0; // baseline / candidate
     double floorMicros = 0.0; // roofline floor from the cost model; 0 when unknown
     double rooflineFraction = 0.0; // floor / latency
+    bool scored = true; // counted in J (definition.json's scored_workloads); verified either way
 };
 
 struct KernelResourceUsage {
@@ -43,7 +44,7 @@ struct KernelResourceUsage {
 struct Evaluation {
     Verdict status = Verdict::CompileError;
     double score = 0.0; // J = s * p_ref / p * 100
-    double latencyMicros = 0.0; // geometric mean over workloads
+    double latencyMicros = 0.0; // geometric mean over the scored workloads
     double baselineLatencyMicros = 0.0; // geometric mean over the same workloads
     std::string log; // compile errors, mismatch details, resource usage
     std::vector<WorkloadEvaluation> workloads;

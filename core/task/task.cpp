@@ -4,6 +4,8 @@
 #include "strictjson.h"
 #include "workloadparser.h"
 
+#include <algorithm>
+
 namespace ks {
 
 namespace fs = std::filesystem;
@@ -74,6 +76,12 @@ TaskLoadResult loadTask(const fs::path& dir)
     if (!def || !wlText)
         return result;
     task.workloads = parseWorkloads(*wlText, *def, wlFile, diag);
+    for (std::size_t i = 0; i < def->scoredWorkloads.size(); ++i) {
+        const std::string& id = def->scoredWorkloads[i];
+        if (std::none_of(task.workloads.begin(), task.workloads.end(), [&](const Workload& w) { return w.uuid == id; }))
+            diag.error(defFile, "scored_workloads[" + std::to_string(i) + "]",
+                "'" + id + "' is not the uuid of a workload in " + wlFile);
+    }
     task.definition = std::move(*def);
     if (!diag.hasErrors())
         result.task = std::move(task);
