@@ -24,7 +24,8 @@ import sys
 import torch
 from triton.testing import do_bench
 
-DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "float16": torch.float16}
+DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "float16": torch.float16,
+          "bool": torch.bool}
 CTYPES = {"float": ctypes.c_float, "int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32}
 
 
@@ -62,8 +63,15 @@ def workload_inputs(definition, workload, gen, pages=None, sequential=False):
                 t = torch.arange(shape[0], device="cuda", dtype=torch.int32)
             else:
                 t = torch.randperm(high, generator=gen, device="cuda")[: shape[0]].to(torch.int32)
+        elif kind == "random" and dtype == torch.bool:
+            t = torch.rand(shape, generator=gen, device="cuda") < 0.5
+        elif kind == "random" and desc.get("distribution") == "cauchy":
+            u = torch.rand(shape, generator=gen, dtype=torch.float64, device="cuda")
+            t = (desc.get("scale", 1.0) * torch.tan(math.pi * (u - 0.5))).to(dtype)
         elif kind == "random":
-            t = torch.randn(shape, generator=gen, dtype=torch.float32, device="cuda").to(dtype)
+            t = (desc.get("std", 1.0) * torch.randn(shape, generator=gen, dtype=torch.float32, device="cuda")).to(dtype)
+        elif kind == "constant":
+            t = torch.full(shape, desc["value"], dtype=dtype, device="cuda")
         else:
             raise SystemExit(f"kernel_lab: input {name}: descriptor type {kind!r} is not supported here")
         tensors[name] = t.cuda()
@@ -102,6 +110,25 @@ def timed_after_read_flush(call, buffer, samples=200):
     torch.cuda.synchronize()
     times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
     return times[len(times) // 2] * 1e3
+
+
+def kernel_times(call, calls=20):
+    """Mean device microseconds per call of each kernel `call` launches, by short kernel name."""
+    from torch.profiler import ProfilerActivity, profile
+    call()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            call()
+        torch.cuda.synchronize()
+    totals = {}
+    for ev in prof.events():
+        if ev.device_type.name != "CUDA":
+            continue
+        name = re.sub(r"^.*?(\w+)(<[^>]*>)?\(.*$", r"\1\2", ev.name) if "(" in ev.name else ev.name
+        spent = ev.device_time if hasattr(ev, "device_time") else ev.cuda_time
+        totals[name[:40]] = totals.get(name[:40], 0.0) + spent / calls
+    return totals
 
 
 class Kernel:
@@ -147,6 +174,8 @@ def main():
     p.add_argument("--flush", choices=["write", "read"], default="write",
                    help="L2 lead-in before every sample: write (do_bench's and the evaluator's: L2 left "
                         "full of dirty lines) or read (a 2x-L2 buffer summed: L2 left clean)")
+    p.add_argument("--kernels", action="store_true",
+                   help="also time each kernel of a variant (torch.profiler, 20 calls, mean device time)")
     opts = p.parse_args()
 
     definition = json.load(open(os.path.join(opts.task, "definition.json")))
@@ -190,10 +219,14 @@ def main():
             us = do_bench(call, warmup=25, rep=200, return_mode="median") * 1e3 if opts.flush == "write" \
                 else timed_after_read_flush(call, flush_buffer)
             row["variants"][name] = {"us": us, "ok": ok, "max_err": worst}
+            if opts.kernels:
+                row["variants"][name]["kernels"] = kernel_times(call)
         rows.append(row)
         cells = [f"{row['variants'][n]['us']:.2f}" + ("" if row["variants"][n]["ok"] else " WRONG") for n in names]
         rates = [f"{moved / row['variants'][n]['us'] / 1e3:.0f}" for n in names]
         print(f"| {row['workload']} | " + " | ".join(cells) + " | " + " | ".join(rates) + " |", flush=True)
+        for n in names if opts.kernels else []:
+            print("    " + n + ": " + ", ".join(f"{k} {v:.1f}" for k, v in row["variants"][n]["kernels"].items()))
         del tensors, outputs, expected
         torch.cuda.empty_cache()
     if len(names) > 1:

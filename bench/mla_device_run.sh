@@ -5,9 +5,10 @@
 # Expects build/gpu-carry.tar.xz (scripts/gpu_carry.sh). Steps are chosen with STEPS (default all):
 #   check   `ksearch tasks check --backend cuda` on both MLA tasks (every workload of decode, the
 #           nine smallest of prefill): reference.cu and baseline.cu against reference.cpp
+#   check_trimul  the same on trimul (not in the default set)
 #   kernels tst_gpukernels (every task: every workload the host can compute)
 #   evaltest tst_gpuevaluator (every task's baseline through the whole evaluator, and the cheats)
-#   bench   bench/attention_vs_torch.py over the three attention tasks
+#   bench   bench/baselines_vs_torch.py over the attention tasks (BENCH_TASKS picks others, trimul too)
 #   search  a short `ksearch run` on each MLA task (command provider: bench/scripted_llm.py tries
 #           baseline knobs, reference.cu and a file that does not compile)
 # Results: $OUT/results.tgz (logs, JSON, tables) and the tables on stdout.
@@ -46,16 +47,19 @@ for s in $STEPS; do
         step check_decode 240 "$BIN/ksearch" tasks check --backend cuda --workloads 12 $DEC
         step check_prefill 240 "$BIN/ksearch" tasks check --backend cuda --workloads 9 $PRE
         grep -h "vs reference.cpp\|disagrees\|: ok\|error" "$RES"/check_*.log | cut -c1-200 ;;
+    check_trimul)
+        step check_trimul 300 "$BIN/ksearch" tasks check --backend cuda trimul
+        grep -h "vs reference.cpp\|disagrees\|: ok\|error" "$RES"/check_trimul.log | cut -c1-200 ;;
     kernels)
         step tst_gpukernels "${KERNELS_LIMIT:-420}" "$BIN/tst_gpukernels"
         grep -h "^PASS\|^FAIL\|^Totals\|checked against" "$RES/tst_gpukernels.log" ;;
     evaltest)
-        # EVAL_ARGS picks test functions or rows, e.g. "attentionCheatsAreCaught".
+        # EVAL_ARGS picks test functions or rows, e.g. "taskCheatsAreCaught".
         step tst_gpuevaluator "${EVAL_LIMIT:-540}" "$BIN/tst_gpuevaluator" ${EVAL_ARGS:-}
         grep -h "^PASS\|^FAIL\|^SKIP\|^Totals" "$RES/tst_gpuevaluator.log" ;;
     bench)
         # Printed as it goes (the call's reply carries the end of the output).
-        timeout "${BENCH_LIMIT:-560}" python3 bench/attention_vs_torch.py --ksearch "$BIN/ksearch" \
+        timeout "${BENCH_LIMIT:-560}" python3 bench/baselines_vs_torch.py --ksearch "$BIN/ksearch" \
             --max-seconds "${BENCH_MAX_SECONDS:-0.3}" --tasks "${BENCH_TASKS:-$DEC,$PRE,gqa_paged_decode_h32_kv4_d128_ps1}" \
             --max-flops "${BENCH_MAX_FLOPS:-0}" --out "$RES/bench.json" 2>&1 | tee "$RES/bench.log"
         echo "== bench: exit ${PIPESTATUS[0]}" | tee -a "$RES/summary.log" ;;

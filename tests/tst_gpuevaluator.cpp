@@ -39,8 +39,9 @@ private slots:
     void sideStreamWorkIsCounted();
     void persistingL2DoesNotHelp();
     void fasterThanTheFloorIsRejected();
-    void attentionCheatsAreCaught_data();
-    void attentionCheatsAreCaught();
+    void taskCheatsAreCaught_data();
+    void taskCheatsAreCaught();
+    void oversizedWorkloadIsNamed();
 
 private:
     std::unique_ptr<Evaluator> scaleEvaluator(
@@ -262,7 +263,7 @@ void TestGpuEvaluator::fasterThanTheFloorIsRejected()
     QCOMPARE(e.score, 0.0);
 }
 
-void TestGpuEvaluator::attentionCheatsAreCaught_data()
+void TestGpuEvaluator::taskCheatsAreCaught_data()
 {
     QTest::addColumn<QString>("task");
     QTest::addColumn<QString>("workload"); // one small workload keeps the row short
@@ -279,6 +280,7 @@ void TestGpuEvaluator::attentionCheatsAreCaught_data()
         {"gqa_paged_decode_h32_kv4_d128_ps1", "e5d9cdd9", "a->batch_size * 32 * 128 * 2", "a->q"},
         {"mla_paged_decode_h16_ckv512_kpe64_ps1", "e640aef1", "a->batch_size * 16 * 512 * 2", "a->q_nope"},
         {"mla_paged_prefill_causal_h16_ckv512_kpe64_ps1", "97971716", "a->total_q * 16 * 512 * 2", "a->q_nope"},
+        {"trimul", "5316cb5e", "a->batch_size * a->seq_len * a->seq_len * a->dim * 4", "a->input"},
     };
     for (const Task& t : tasks) {
         const std::string bytes = t.outputBytes;
@@ -299,8 +301,9 @@ void TestGpuEvaluator::attentionCheatsAreCaught_data()
 }
 
 // The shipped baseline wrapped by a candidate that calls it and then cheats: the verdicts of the
-// scale task's cheats hold on the attention tasks' shapes, index tensors and 1 GB pools too.
-void TestGpuEvaluator::attentionCheatsAreCaught()
+// scale task's cheats hold on the attention tasks' shapes, index tensors and 1 GB pools, and on
+// TriMul's fp32 tensors with a mask and Cauchy inputs, too.
+void TestGpuEvaluator::taskCheatsAreCaught()
 {
     QFETCH(QString, task);
     QFETCH(QString, workload);
@@ -330,6 +333,34 @@ void TestGpuEvaluator::attentionCheatsAreCaught()
     const Evaluation e = ev->evaluate(candidate("cheat-" + std::to_string(++row), body));
     QCOMPARE(QString::fromLatin1(verdictName(e.status).data()), verdict);
     QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
+}
+
+// A workload whose buffers cannot fit in GPU memory (here a 1.7 TB workspace) is refused before
+// anything is allocated, with its id, what it needs and what is free, not a crash or a bare
+// cudaMalloc failure. The reference runs on the GPU (host_check false), so no host job tries to
+// allocate it either.
+void TestGpuEvaluator::oversizedWorkloadIsNamed()
+{
+    const fs::path root = m_root / "oversized";
+    std::string def = test::scaleDefinition();
+    def.replace(def.find("\"op_type\""), 0, "\"workspace_bytes\": \"n * 400000\", \"host_check\": \"false\", ");
+    test::writeText(root / "definition.json", def);
+    test::writeText(root / "workloads.jsonl", kWorkloads);
+    test::writeText(root / "reference.cpp", "// never run: host_check is false\n");
+    test::writeText(root / "reference.cu", "#include \"ks_task.h\"\n" + honestBody() + "\n");
+    auto loaded = loadTask(root);
+    QVERIFY2(loaded.task, loaded.diagnostics.formatAll().c_str());
+    EvaluatorSettings s;
+    s.backend = Backend::Cuda;
+    s.workDir = root / "work";
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.05;
+    Evaluator ev(std::move(*loaded.task), s);
+    const Evaluation e = ev.evaluate(candidate("honest-oversized", honestBody()));
+    QVERIFY(e.status != Verdict::Passed);
+    QVERIFY2(e.log.find("n-4m") != std::string::npos, e.log.c_str());
+    QVERIFY2(e.log.find("does not fit in GPU memory") != std::string::npos, e.log.c_str());
+    QVERIFY2(e.log.find("GiB is free") != std::string::npos, e.log.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestGpuEvaluator)

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ public:
     // adds to device time for an honest kernel.
     virtual double launchOverheadMicros() = 0;
     virtual DeviceInfo info() = 0;
+    // Device memory free right now, where the backend's memory is a separate, limited pool
+    // (CUDA); nullopt on the host, whose allocations are checked as they are made.
+    virtual std::optional<std::size_t> freeBytes() { return std::nullopt; }
     // A sticky device error after the last call, or empty when the device is healthy.
     virtual std::string deviceError() = 0;
     // Device work on any stream per timed call (CUPTI): beginSpans() before a timing loop, then

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <sys/mman.h>
@@ -404,12 +405,47 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
     return result;
 }
 
+// Device bytes a call holds at its peak: each input set twice (the buffers and their pristine
+// copies), the correctness set plus the timing loop's resident sets, and outputs and workspace
+// twice (the buffers and their noise).
+std::size_t deviceBytesNeeded(const Job& job, const Call& call)
+{
+    const auto tensorBytes = [&](const BufferSet& set, Field::Role role) {
+        std::size_t sum = 0;
+        for (const auto& field : job.fields)
+            if (field.role == role && set.count(field.name))
+                sum += set.at(field.name).bytes;
+        return sum;
+    };
+    std::size_t inputs = tensorBytes(call.inputs, Field::Role::Input);
+    if (job.bench.enabled)
+        for (const auto& set : call.timingInputs)
+            inputs += tensorBytes(set, Field::Role::Input);
+    return 2 * inputs + 2 * tensorBytes(call.outputs, Field::Role::Output) + 2 * call.workspaceBytes;
+}
+
+std::string gib(std::size_t bytes)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+    return text;
+}
+
 } // namespace
 
 nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
 {
     const auto callStart = std::chrono::steady_clock::now();
     nlohmann::json result {{"id", call.id}};
+    // Checked before anything is allocated: a workload that cannot fit is named with its need,
+    // where a failed cudaMalloc halfway through would say nothing about why.
+    if (const auto free = backend.freeBytes(); free && deviceBytesNeeded(job, call) > *free) {
+        result["status"] = "error";
+        result["message"] = "does not fit in GPU memory: this workload needs " + gib(deviceBytesNeeded(job, call))
+            + " on the device (inputs and their pristine copies, outputs, workspace and their poison), and "
+            + gib(*free) + " is free; run it on a larger GPU, or leave it out with --workloads";
+        return result;
+    }
     Outputs outputs = allocateOutputs(job, call, backend);
     std::vector<InputSet> sets;
     sets.push_back(uploadInputs(job, call, call.inputs, outputs, backend));

@@ -151,6 +151,13 @@ public:
         release(scratch);
         return median(gaps);
     }
+    std::optional<std::size_t> freeBytes() override
+    {
+        std::size_t free = 0, total = 0;
+        if (cudaMemGetInfo(&free, &total) != cudaSuccess)
+            return std::nullopt;
+        return free;
+    }
     DeviceInfo info() override
     {
         DeviceInfo d;

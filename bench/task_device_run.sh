@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# One GPU-machine call for one task (issue #12's TriMul and MoE): the kernel lab, the checks, the
+# task's rows of the GPU tests, the side-by-side benchmark against PyTorch and a short search,
+# each step under its own time limit, results packed as one archive.
+#
+#   TASK=trimul STEPS="lab check kernels evaltest bench search" bash bench/task_device_run.sh
+#
+# Expects build/gpu-carry.tar.xz (scripts/gpu_carry.sh) and, for the lab step, build/lab/$TASK
+# (bench/kernel_lab.sh build).  Steps:
+#   lab       bench/kernel_lab.sh run $TASK with per-kernel times (LAB_ARGS adds options)
+#   check     `ksearch tasks check --backend cuda $TASK`: reference.cu and baseline.cu against
+#             reference.cpp on the workloads the host can compute
+#   kernels   tst_gpukernels, the task's row only
+#   evaltest  tst_gpuevaluator: shippedBaselinesPass and taskCheatsAreCaught, the task's rows
+#   bench     bench/baselines_vs_torch.py on the task
+#   search    a short `ksearch run` with the command provider (bench/scripted_llm.py)
+# Results: $OUT/results.tgz and the summaries on stdout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+TASK=${TASK:?set TASK to a folder under tasks/}
+OUT=${OUT:-$PWD/gpu-out}
+RES=$(mktemp -d /tmp/task-run-XXXXXX)
+mkdir -p "$OUT"
+tar xJf build/gpu-carry.tar.xz -C build || exit 1
+export LD_LIBRARY_PATH=$PWD/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+BIN=$PWD/build/gpu-run/bin
+export KSEARCH_TEST_SOURCE_DIR=$PWD KSEARCH_TEST_BIN_DIR=$BIN KSEARCH_TASKS_PATH=$PWD/tasks
+export QT_QPA_PLATFORM=offscreen XDG_CACHE_HOME=/tmp/ksearch-cache PYTHONUNBUFFERED=1
+STEPS=${STEPS:-lab check kernels evaltest bench search}
+status=0
+trap 'tar czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null' EXIT
+
+step() { # name, time limit in seconds, command...
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    timeout "$limit" "$@" > "$RES/$name.log" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$RES/summary.log"
+    [ $rc -eq 0 ] || status=1
+    return $rc
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$RES/device.txt" 2>&1
+for s in $STEPS; do
+    case $s in
+    lab)
+        OUT=$RES LAB_ARGS="--workspace-mib ${LAB_WORKSPACE_MIB:-2400} --kernels ${LAB_ARGS:-}" \
+            step lab "${LAB_LIMIT:-200}" bash bench/kernel_lab.sh run "$TASK"
+        grep -v "Warn\|_warn_once" "$RES/lab.log" | tail -n 60 ;;
+    check)
+        step check "${CHECK_LIMIT:-300}" "$BIN/ksearch" tasks check --backend cuda "$TASK"
+        grep -h "vs reference.cpp\|disagrees\|: ok\|error" "$RES/check.log" | cut -c1-200 ;;
+    kernels)
+        step tst_gpukernels "${KERNELS_LIMIT:-300}" "$BIN/tst_gpukernels" "tasksAgreeOnTheGpu:$TASK"
+        grep -h "^PASS\|^FAIL\|^Totals\|checked against\|agree" "$RES/tst_gpukernels.log" | cut -c1-200 ;;
+    evaltest)
+        rows=("shippedBaselinesPass:$TASK")
+        for cheat in "half the output" "modifies an input" "NaN output"; do rows+=("taskCheatsAreCaught:$TASK: $cheat"); done
+        step tst_gpuevaluator "${EVAL_LIMIT:-400}" "$BIN/tst_gpuevaluator" "${rows[@]}"
+        grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|workload .*us (baseline" "$RES/tst_gpuevaluator.log" | cut -c1-220 ;;
+    bench)
+        timeout "${BENCH_LIMIT:-400}" python3 bench/baselines_vs_torch.py --ksearch "$BIN/ksearch" \
+            --max-seconds "${BENCH_MAX_SECONDS:-0.3}" --tasks "$TASK" --out "$RES/bench.json" 2>&1 | tee "$RES/bench.log"
+        echo "== bench: exit ${PIPESTATUS[0]}" | tee -a "$RES/summary.log" ;;
+    search)
+        KS_SCRIPTED_TASK=$PWD/tasks/$TASK KS_SCRIPTED_KNOBS="${SEARCH_KNOBS:-}" KS_SCRIPTED_REFERENCE="${SEARCH_REFERENCE:-1}" \
+            step search "${SEARCH_LIMIT:-200}" "$BIN/ksearch" --log-file - run --task "$TASK" --session "$RES/session" \
+            --provider command --command "python3 $PWD/bench/scripted_llm.py" --model scripted \
+            --budget "${SEARCH_BUDGET:-4}" -k 1 --bench-seconds 0.05
+        tail -n 25 "$RES/search.log" ;;
+    esac
+done
+exit $status
