@@ -16,6 +16,10 @@ The PyTorch side (documented in docs/tasks.md):
                bottom-right causal mask as a boolean mask (output only; SDPA gives no lse)
   trimul       GPU MODE's reference module in fp32 with TF32 off, as its reference.py runs it:
                layer_norm, five linear layers, the einsum contraction, layer_norm, gate, linear
+  moe          FlashInfer-Bench's reference made a little kinder: the routing in torch ops
+               (sigmoid, group top-2 sums, top-4 groups, top-8 experts), then per local expert
+               that got a token: dequantise its weights, gather its tokens, fp32 matmuls, SwiGLU,
+               index_add of the weighted outputs
 Index layouts (padding, masks) are made once per workload outside the timed call, as a
 serving engine's plan step would.
 
@@ -257,10 +261,57 @@ def trimul_setup(w, defn):
     return run, exact
 
 
+# ------------------------------------------------------------------ FP8 MoE
+
+def moe_setup(w, defn):
+    T, E, L, D, I = w["axes"]["seq_len"], 256, 32, 7168, 2048
+    fp8 = torch.float8_e4m3fn
+    logits = torch.randn(T, E, device="cuda")
+    bias = torch.randn(E, device="cuda").to(torch.bfloat16)
+    hs, hs_scale = torch.randn(T, D, device="cuda").to(fp8), torch.randn(D // 128, T, device="cuda")
+    w1, w1_scale = torch.randn(L, 2 * I, D, device="cuda").to(fp8), torch.randn(L, 2 * I // 128, D // 128, device="cuda")
+    w2, w2_scale = torch.randn(L, D, I, device="cuda").to(fp8), torch.randn(L, D // 128, I // 128, device="cuda")
+    offset, rsf = int(scalar(w, "local_expert_offset")), scalar(w, "routed_scaling_factor")
+
+    def blocks(scale):  # a [.., r, c] block scale over 128 x 128 blocks
+        return scale.repeat_interleave(128, -2).repeat_interleave(128, -1)
+
+    def module(dtype):
+        a = hs.to(dtype) * hs_scale.T.to(dtype).repeat_interleave(128, 1)
+        s = torch.sigmoid(logits.to(dtype))
+        sb = s + bias.to(dtype)
+        group = sb.view(T, 8, 32).topk(2, -1).values.sum(-1)
+        kept = torch.zeros(T, 8, dtype=torch.bool, device="cuda").scatter(1, group.topk(4, -1).indices, True)
+        idx = sb.masked_fill(~kept.repeat_interleave(32, 1), float("-inf")).topk(8, -1).indices
+        weights = s.gather(1, idx)
+        weights = weights / (weights.sum(-1, keepdim=True) + 1e-20) * rsf
+        out = torch.zeros(T, D, dtype=dtype, device="cuda")
+        for le in range(L):
+            chosen = idx == offset + le
+            tokens = chosen.any(-1).nonzero().squeeze(1)
+            if tokens.numel() == 0:
+                continue
+            g = a[tokens] @ (w1[le].to(dtype) * blocks(w1_scale[le]).to(dtype)).T
+            c = F.silu(g[:, I:]) * g[:, :I]
+            o = c @ (w2[le].to(dtype) * blocks(w2_scale[le]).to(dtype)).T
+            out.index_add_(0, tokens, o * (weights * chosen)[tokens].sum(-1, keepdim=True))
+        return out
+
+    def run():
+        torch.backends.cuda.matmul.allow_tf32 = False
+        return module(torch.float32).to(torch.bfloat16), None
+
+    def exact():
+        return module(torch.float64).float(), None
+
+    return run, exact
+
+
 SETUPS = {"gqa_paged_decode_h32_kv4_d128_ps1": gqa_setup,
           "mla_paged_decode_h16_ckv512_kpe64_ps1": mla_decode_setup,
           "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1": mla_prefill_setup,
-          "trimul": trimul_setup}
+          "trimul": trimul_setup,
+          "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048": moe_setup}
 TOLERANCE = {"trimul": 2e-2}  # the others: 1e-2
 
 
@@ -295,6 +346,8 @@ def ksearch_eval(ksearch, task, max_seconds, ids):
 def flops_of(w):
     """Multiply-adds of the attention, counted as 2 FLOPs (the cost models' count)."""
     ax = w["axes"]
+    if list(ax) == ["seq_len"]:  # moe: what a token's 8 experts cost, an eighth of them local on average
+        return 2.0 * ax["seq_len"] * (2 * 2048 * 7168 + 7168 * 2048)
     if "seq_len" in ax:  # trimul, its cost model's count
         B, N, C = ax["batch_size"], ax["seq_len"], ax["dim"]
         return 2.0 * B * N * N * 6 * C * 128 + 2.0 * B * N ** 3 * 128
@@ -309,6 +362,8 @@ def flops_of(w):
 
 def describe(w):
     ax = w["axes"]
+    if list(ax) == ["seq_len"]:
+        return f"T{ax['seq_len']} offset {int(scalar(w, 'local_expert_offset'))}"
     if "seq_len" in ax:
         return f"bs{ax['batch_size']} n{ax['seq_len']} c{ax['dim']}"
     if "total_q" in ax:

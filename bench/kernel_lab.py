@@ -25,7 +25,7 @@ import torch
 from triton.testing import do_bench
 
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "float16": torch.float16,
-          "bool": torch.bool}
+          "bool": torch.bool, "float8_e4m3fn": torch.float8_e4m3fn}
 CTYPES = {"float": ctypes.c_float, "int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32}
 
 
@@ -182,6 +182,7 @@ def main():
     workloads = [json.loads(l)["workload"] for l in open(os.path.join(opts.task, "workloads.jsonl")) if l.strip()]
     tol = definition.get("tolerance", {})
     atol, rtol = tol.get("atol", 1e-2), tol.get("rtol", 1e-2)
+    ratio = tol.get("required_matched_ratio", 1.0)  # the task's share of elements that must match
     Args = args_struct(open(opts.header).read())
     reference = Kernel(opts.reference, Args)
     variants = [(v.split("=", 1)[0], Kernel(v.split("=", 1)[1], Args)) for v in opts.variants]
@@ -215,7 +216,7 @@ def main():
                 err = torch.nan_to_num(err, nan=math.inf)
                 bad = err > atol + rtol * e.abs().nan_to_num(0, 0, 0)
                 worst = max(worst, float(err.max()))
-                ok = ok and not bool(bad.any())
+                ok = ok and float(bad.float().mean()) <= 1.0 - ratio
             us = do_bench(call, warmup=25, rep=200, return_mode="median") * 1e3 if opts.flush == "write" \
                 else timed_after_read_flush(call, flush_buffer)
             row["variants"][name] = {"us": us, "ok": ok, "max_err": worst}

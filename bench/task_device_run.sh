@@ -55,7 +55,9 @@ for s in $STEPS; do
         grep -h "^PASS\|^FAIL\|^Totals\|checked against\|agree" "$RES/tst_gpukernels.log" | cut -c1-200 ;;
     evaltest)
         rows=("shippedBaselinesPass:$TASK")
-        for cheat in "half the output" "modifies an input" "NaN output"; do rows+=("taskCheatsAreCaught:$TASK: $cheat"); done
+        cheats=("half the output" "modifies an input" "NaN output")
+        [[ $TASK == moe* ]] && cheats+=("last 5% of the output unwritten")
+        for cheat in "${cheats[@]}"; do rows+=("taskCheatsAreCaught:$TASK: $cheat"); done
         step tst_gpuevaluator "${EVAL_LIMIT:-400}" "$BIN/tst_gpuevaluator" "${rows[@]}"
         grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|workload .*us (baseline" "$RES/tst_gpuevaluator.log" | cut -c1-220 ;;
     bench)

@@ -268,6 +268,7 @@ void TestGpuEvaluator::taskCheatsAreCaught_data()
     QTest::addColumn<QString>("task");
     QTest::addColumn<QString>("workload"); // one small workload keeps the row short
     QTest::addColumn<QString>("cheat"); // statements after the honest call; `a` is the KsArgs
+    QTest::addColumn<QString>("body"); // when set: replaces the honest call and the cheat
     QTest::addColumn<QString>("verdict");
     QTest::addColumn<QString>("logFragment");
     struct Task {
@@ -281,6 +282,9 @@ void TestGpuEvaluator::taskCheatsAreCaught_data()
         {"mla_paged_decode_h16_ckv512_kpe64_ps1", "e640aef1", "a->batch_size * 16 * 512 * 2", "a->q_nope"},
         {"mla_paged_prefill_causal_h16_ckv512_kpe64_ps1", "97971716", "a->total_q * 16 * 512 * 2", "a->q_nope"},
         {"trimul", "5316cb5e", "a->batch_size * a->seq_len * a->seq_len * a->dim * 4", "a->input"},
+        // 80 tokens: four of them are 5 % of the output
+        {"moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048", "c6a323a3", "a->seq_len * 7168 * 2",
+            "a->hidden_states"},
     };
     for (const Task& t : tasks) {
         const std::string bytes = t.outputBytes;
@@ -288,16 +292,32 @@ void TestGpuEvaluator::taskCheatsAreCaught_data()
         QTest::addRow("%s: half the output", t.name)
             << t.name << t.workload
             << QString::fromStdString("cudaMemsetAsync((char*)a->output + " + bytes + " / 2, 0, " + bytes + " / 2, s);")
-            << "INCORRECT_NUMERICAL"
+            << QString() << "INCORRECT_NUMERICAL"
             << "elements outside tolerance";
         QTest::addRow("%s: modifies an input", t.name)
             << t.name << t.workload
-            << QString::fromStdString(std::string("cudaMemsetAsync((void*)") + t.input + ", 0, 64, s);") << "REJECTED"
+            << QString::fromStdString(std::string("cudaMemsetAsync((void*)") + t.input + ", 0, 64, s);") << QString()
+            << "REJECTED"
             << "modified its inputs";
         QTest::addRow("%s: NaN output", t.name) << t.name << t.workload << "cudaMemsetAsync(a->output, 0xff, 64, s);"
-                                                << "INCORRECT_NUMERICAL"
+                                                << QString() << "INCORRECT_NUMERICAL"
                                                 << "NaN";
     }
+    // The MoE's tolerance lets 5 % of the elements miss; a kernel that skips the last 5 % of the
+    // tokens (their rows keep the runner's noise) must still fail, on the bound on the misses.
+    const Task& moe = tasks[std::size(tasks) - 1];
+    QTest::addRow("%s: last 5%% of the output unwritten", moe.name)
+        << moe.name << moe.workload << QString()
+        << "KsArgs b = *a;\n"
+           "    void* full = nullptr;\n"
+           "    cudaMallocAsync(&full, a->seq_len * 7168 * 2, s);\n"
+           "    b.output = static_cast<ks_bf16_t*>(full);\n"
+           "    const int rc = ks_run_honest(&b, w, wb, s);\n"
+           "    cudaMemcpyAsync(a->output, full, (a->seq_len - a->seq_len / 20) * 7168 * 2, cudaMemcpyDeviceToDevice, s);\n"
+           "    cudaFreeAsync(full, s);\n"
+           "    return rc;"
+        << "INCORRECT_NUMERICAL"
+        << "matched ratio";
 }
 
 // The shipped baseline wrapped by a candidate that calls it and then cheats: the verdicts of the
@@ -308,6 +328,10 @@ void TestGpuEvaluator::taskCheatsAreCaught()
     QFETCH(QString, task);
     QFETCH(QString, workload);
     QFETCH(QString, cheat);
+    QFETCH(QString, body);
+    const std::string call = body.isEmpty()
+        ? "const int rc = ks_run_honest(a, w, wb, s);\n    " + cheat.toStdString() + "\n    return rc;"
+        : body.toStdString();
     QFETCH(QString, verdict);
     QFETCH(QString, logFragment);
     static std::map<QString, std::unique_ptr<Evaluator>> evaluators; // one per task: inputs made once
@@ -324,26 +348,25 @@ void TestGpuEvaluator::taskCheatsAreCaught()
         s.bench.maxSeconds = 0.1;
         ev = std::make_unique<Evaluator>(std::move(*loaded.task), s);
     }
-    const std::string body = "#define ks_run ks_run_honest\n" + test::readText(folder / "baseline.cu")
+    const std::string source = "#define ks_run ks_run_honest\n" + test::readText(folder / "baseline.cu")
         + "\n#undef ks_run\n"
-          "extern \"C\" int ks_run(const KsArgs* a, void* w, size_t wb, ks_stream_t s) {\n"
-          "    const int rc = ks_run_honest(a, w, wb, s);\n    "
-        + cheat.toStdString() + "\n    return rc;\n}\n";
+          "extern \"C\" int ks_run(const KsArgs* a, void* w, size_t wb, ks_stream_t s) {\n    "
+        + call + "\n}\n";
     static int row = 0;
-    const Evaluation e = ev->evaluate(candidate("cheat-" + std::to_string(++row), body));
+    const Evaluation e = ev->evaluate(candidate("cheat-" + std::to_string(++row), source));
     QCOMPARE(QString::fromLatin1(verdictName(e.status).data()), verdict);
     QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
 }
 
 // A workload whose buffers cannot fit in GPU memory (here a 1.7 TB workspace) is refused before
 // anything is allocated, with its id, what it needs and what is free, not a crash or a bare
-// cudaMalloc failure. The reference runs on the GPU (host_check false), so no host job tries to
+// cudaMalloc failure. The reference runs on the GPU (host_check never holds), so no host job tries to
 // allocate it either.
 void TestGpuEvaluator::oversizedWorkloadIsNamed()
 {
     const fs::path root = m_root / "oversized";
     std::string def = test::scaleDefinition();
-    def.replace(def.find("\"op_type\""), 0, "\"workspace_bytes\": \"n * 400000\", \"host_check\": \"false\", ");
+    def.replace(def.find("\"op_type\""), 0, "\"workspace_bytes\": \"n * 400000\", \"host_check\": \"n < 0\", ");
     test::writeText(root / "definition.json", def);
     test::writeText(root / "workloads.jsonl", kWorkloads);
     test::writeText(root / "reference.cpp", "// never run: host_check is false\n");
