@@ -272,6 +272,9 @@ def moe_setup(w, defn):
     w1, w1_scale = torch.randn(L, 2 * I, D, device="cuda").to(fp8), torch.randn(L, 2 * I // 128, D // 128, device="cuda")
     w2, w2_scale = torch.randn(L, D, I, device="cuda").to(fp8), torch.randn(L, D // 128, I // 128, device="cuda")
     offset, rsf = int(scalar(w, "local_expert_offset")), scalar(w, "routed_scaling_factor")
+    inputs = {"routing_logits": logits, "routing_bias": bias, "hidden_states": hs, "hidden_states_scale": hs_scale,
+              "gemm1_weights": w1, "gemm1_weights_scale": w1_scale, "gemm2_weights": w2, "gemm2_weights_scale": w2_scale}
+    scalars = {"local_expert_offset": offset, "routed_scaling_factor": rsf}
 
     def blocks(scale):  # a [.., r, c] block scale over 128 x 128 blocks
         return scale.repeat_interleave(128, -2).repeat_interleave(128, -1)
@@ -304,7 +307,26 @@ def moe_setup(w, defn):
     def exact():
         return module(torch.float64).float(), None
 
-    return run, exact
+    # Routing decides the work (the random bias sends most tokens to a few experts), so the
+    # baseline is also timed on these very inputs, through the kernel lab's loader.
+    return run, exact, same_inputs_timer(defn, w, inputs, scalars, {"output": torch.empty(T, D, dtype=torch.bfloat16,
+                                                                                             device="cuda")})
+
+
+def same_inputs_timer(defn, w, inputs, scalars, outputs):
+    """{"baseline.cu on these inputs": call} when bench/kernel_lab.sh built the baseline as
+    build/lab/TASK/base.so (else {}): the call runs it on the PyTorch side's tensors."""
+    lab = os.path.join("build", "lab", defn["name"])
+    if not os.path.exists(os.path.join(lab, "base.so")):
+        return {}
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import kernel_lab
+    header = open(os.path.join(lab, "include", "ks_task.h")).read()
+    kernel = kernel_lab.Kernel(os.path.join(lab, "base.so"), kernel_lab.args_struct(header))
+    axes = {k: v["value"] for k, v in defn["axes"].items() if v["type"] == "const"}
+    axes.update(w["axes"])
+    workspace = torch.empty(int(kernel_lab.workspace_bytes(defn, axes)), dtype=torch.uint8, device="cuda")
+    return {"baseline.cu on these inputs": kernel.bind(axes, inputs, scalars, outputs, workspace)}
 
 
 SETUPS = {"gqa_paged_decode_h32_kv4_d128_ps1": gqa_setup,
@@ -379,6 +401,7 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=0.3)
     ap.add_argument("--max-flops", type=float, default=0,
                     help="only workloads of at most this many FLOPs (0: all)")
+    ap.add_argument("--workloads", default="", help="only these workloads (uuid prefixes, comma-separated)")
     ap.add_argument("--exact-limit", type=float, default=2e11,
                     help="skip the fp32 accuracy check of PyTorch above this many FLOPs")
     args = ap.parse_args()
@@ -387,7 +410,8 @@ def main():
     for task in args.tasks.split(","):
         print(f"\n{task}: ksearch eval of baseline.cu ...", flush=True)
         chosen = [w for w in load_workloads(os.path.join("tasks", task))
-                  if not args.max_flops or flops_of(w) <= args.max_flops]
+                  if (not args.max_flops or flops_of(w) <= args.max_flops)
+                  and (not args.workloads or any(w["uuid"].startswith(p) for p in args.workloads.split(",")))]
         ev = ksearch_eval(args.ksearch, task, args.max_seconds, [w["uuid"] for w in chosen])
         with open(os.path.join(os.path.dirname(args.out) or ".", f"eval_{task}.json"), "w") as f:
             json.dump(ev, f, indent=1)
@@ -396,8 +420,9 @@ def main():
         print(f"\n### {task} (baseline.cu: {ev['status']}, J = {ev.get('score', 0):.1f})\n")
         print(f"| workload | shape | baseline us | PyTorch us | PyTorch / baseline | roofline fraction | baseline TFLOP/s | PyTorch max abs err | PyTorch within {TOLERANCE.get(task, 1e-2):g} |")
         print("|---|---|---|---|---|---|---|---|---|")
+        definition = json.load(open(os.path.join("tasks", task, "definition.json")))
         for w in chosen:
-            run, exact, *more = SETUPS[task](w, None)
+            run, exact, *more = SETUPS[task](w, definition)
             extras = more[0] if more else {}
             mine = by_id.get(w["uuid"], {})
             flops = flops_of(w)
@@ -417,7 +442,9 @@ def main():
             within = ("yes" if acc["within_tolerance"] else "NO") if acc else "-"
             print(f"| {w['uuid'][:8]} | {row['shape']} | {base_us:.2f} | {torch_us:.2f} | {row['ratio']:.2f} | "
                   f"{(row['roofline_fraction'] or 0):.3f} | {flops / base_us / 1e6:.0f} | {err} | {within} |"
-                  + "".join(f" {k}: {v:.2f} us ({v / base_us:.2f}x) |" for k, v in extra_us.items()), flush=True)
+                  + "".join(f" {k}: {v:.2f} us (" + (f"PyTorch / it: {torch_us / v:.2f}" if k.startswith("baseline")
+                                                   else f"{v / base_us:.2f}x") + ") |"
+                          for k, v in extra_us.items()), flush=True)
             del run, exact, got, extras
             torch.cuda.empty_cache()
         ratios = [r["ratio"] for r in rows if r["ratio"] == r["ratio"]]

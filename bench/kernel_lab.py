@@ -82,6 +82,16 @@ def workload_inputs(definition, workload, gen, pages=None, sequential=False):
     return axes, tensors, scalars, outputs
 
 
+def workspace_bytes(definition, axes):
+    """The definition's workspace_bytes expression evaluated over the axes (+ - * / and parentheses)."""
+    text = str(definition.get("workspace_bytes", "0"))
+    for name in sorted(axes, key=len, reverse=True):
+        text = re.sub(rf"\b{name}\b", str(int(axes[name])), text)
+    if not re.fullmatch(r"[0-9+\-*/() ]*", text):
+        raise SystemExit(f"kernel_lab: workspace_bytes {text!r} is not plain arithmetic")
+    return eval(text)  # digits and operators only, checked above
+
+
 def traffic_bytes(definition, axes, tensors, outputs):
     pages = axes.get("num_pages")
     total = 0
