@@ -1,5 +1,7 @@
 #include "runnerclient.h"
 
+#include "runner/protocol.h"
+
 #include <task/strictjson.h>
 
 #include <nlohmann/json.hpp>
@@ -45,26 +47,26 @@ fs::path runnerPath()
 
 namespace {
 
-const char* roleName(AbiField::Role r)
+ksr::Field::Role protocolRole(AbiField::Role r)
 {
     switch (r) {
     case AbiField::Role::Input:
-        return "input";
+        return ksr::Field::Role::Input;
     case AbiField::Role::Scalar:
-        return "scalar";
+        return ksr::Field::Role::Scalar;
     case AbiField::Role::Output:
-        return "output";
+        return ksr::Field::Role::Output;
     case AbiField::Role::Axis:
-        return "axis";
+        return ksr::Field::Role::Axis;
     }
-    return "";
+    return ksr::Field::Role::Input;
 }
 
 // A buffer as job.json names it: a descriptor the runner inherits, and its size.
-nlohmann::json bufferEntry(const SharedMemory& m, std::vector<int>& fds)
+ksr::Buffer bufferEntry(const SharedMemory& m, std::vector<int>& fds)
 {
     fds.push_back(m.fd());
-    return {{"fd", m.fd()}, {"bytes", m.size()}};
+    return {m.fd(), m.size(), {}};
 }
 
 std::size_t outputBytes(const HostTensor& t)
@@ -77,40 +79,41 @@ std::string outputKey(const RunnerCall& call, std::size_t set, const std::string
     return call.id + "/" + std::to_string(set) + "/" + name;
 }
 
-BenchMeasurement readBench(const nlohmann::ordered_json& b)
+BenchMeasurement measurementOf(const ksr::BenchReport& b)
 {
     BenchMeasurement m;
     m.present = true;
-    m.samplesMicros = b.value("samples_us", std::vector<double> {});
-    m.medianMicros = b.value("median_us", 0.0);
-    m.meanMicros = b.value("mean_us", 0.0);
-    m.stdevMicros = b.value("stdev_us", 0.0);
-    m.p25Micros = b.value("p25_us", 0.0);
-    m.p75Micros = b.value("p75_us", 0.0);
-    m.minMicros = b.value("min_us", 0.0);
-    m.sideWorkSamples = b.value("side_work_samples", 0);
-    m.warmupCalls = b.value("warmup_calls", 0);
-    m.launchOverheadMicros = b.value("launch_overhead_us", 0.0);
-    m.loopSeconds = b.value("loop_seconds", 0.0);
-    m.warmupSeconds = b.value("warmup_seconds", 0.0);
-    m.spanMedianMicros = b.value("span_median_us", 0.0);
-    m.stop = b.value("stop", std::string());
-    m.inputsUnchanged = b.value("inputs_unchanged", true);
+    m.samplesMicros = b.samplesMicros;
+    m.medianMicros = b.medianMicros;
+    m.meanMicros = b.meanMicros;
+    m.stdevMicros = b.stdevMicros;
+    m.p25Micros = b.p25Micros;
+    m.p75Micros = b.p75Micros;
+    m.minMicros = b.minMicros;
+    m.sideWorkSamples = b.sideWorkSamples;
+    m.warmupCalls = b.warmupCalls;
+    m.launchOverheadMicros = b.launchOverheadMicros;
+    m.loopSeconds = b.loopSeconds;
+    m.warmupSeconds = b.warmupSeconds;
+    m.spanMedianMicros = b.spanMedianMicros;
+    m.stop = b.stop;
+    m.inputsUnchanged = b.inputsUnchanged;
     return m;
 }
 
 // job.json: the library, the argument layout, and per call the shared buffers by descriptor
 // (collected in fds for the runner to inherit). Throws when shared memory cannot be had.
-nlohmann::json describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<int>& fds)
+ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<int>& fds)
 {
-    nlohmann::json doc {{"backend", backendName(job.backend)}, {"library", fs::absolute(job.library).string()},
-        {"args_size", job.layout.size}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()}};
-    doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
-        {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
-        {"warmup_seconds", job.bench.warmupSeconds}};
-    doc["measure_device"] = job.measureDevice;
+    ksr::Job doc;
+    doc.backend = backendName(job.backend);
+    doc.library = fs::absolute(job.library).string();
+    doc.argsSize = job.layout.size;
+    doc.bench = {job.bench.enabled, job.bench.minSamples, job.bench.maxSamples, job.bench.maxNoise,
+        job.bench.maxSeconds, job.bench.warmupSeconds};
+    doc.measureDevice = job.measureDevice;
     for (const auto& f : job.layout.fields)
-        doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
+        doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size});
     // Outputs go to shared buffers marked before the job; inputs are the callers' sealed copies.
     std::uint64_t markSeed = std::random_device {}();
     auto outputEntry = [&](const RunnerCall& call, std::size_t set, const HostTensor& t) {
@@ -120,7 +123,7 @@ nlohmann::json describeJob(const RunnerJob& job, SharedBufferPool& pool, std::ve
     };
     int fileCounter = 0;
     auto inputEntries = [&](const std::vector<SharedTensor>& set) {
-        nlohmann::json in = nlohmann::json::object();
+        ksr::BufferSet in;
         for (const auto& t : set) {
             if (!t.memory)
                 throw std::invalid_argument("runner input " + t.name + " has no shared memory");
@@ -132,28 +135,32 @@ nlohmann::json describeJob(const RunnerJob& job, SharedBufferPool& pool, std::ve
                 out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
                 if (!out)
                     throw std::runtime_error((job.jobDir / file).string() + ": cannot write");
-                in[t.name]["file"] = file;
+                in[t.name].file = file;
             }
         }
         return in;
     };
     for (const auto& call : job.calls) {
         const std::size_t sets = call.timingInputs.size();
-        nlohmann::json j {{"id", call.id}, {"inputs", inputEntries(call.inputs)}, {"outputs", nlohmann::json::object()},
-            {"axes", call.axes}, {"workspace_bytes", call.workspaceBytes}, {"poison_seed", call.poisonSeed}};
+        ksr::Call c;
+        c.id = call.id;
+        c.inputs = inputEntries(call.inputs);
+        c.axes = call.axes;
+        c.workspaceBytes = static_cast<std::size_t>(call.workspaceBytes);
+        c.poisonSeed = call.poisonSeed;
         for (const auto& t : call.outputs)
-            j["outputs"][t.name] = outputEntry(call, 0, t);
+            c.outputs[t.name] = outputEntry(call, 0, t);
         for (std::size_t k = 0; k < sets; ++k) {
-            nlohmann::json out = nlohmann::json::object(), swapped = nlohmann::json::object();
+            ksr::BufferSet out, swapped;
             for (const auto& t : call.outputs) {
                 out[t.name] = outputEntry(call, k + 1, t);
                 swapped[t.name] = outputEntry(call, sets + k + 1, t);
             }
-            j["timing_inputs"].push_back(inputEntries(call.timingInputs[k]));
-            j["timing_outputs"].push_back(out);
-            j["swapped_outputs"].push_back(swapped);
+            c.timingInputs.push_back(inputEntries(call.timingInputs[k]));
+            c.timingOutputs.push_back(std::move(out));
+            c.swappedOutputs.push_back(std::move(swapped));
         }
-        doc["calls"].push_back(j);
+        doc.calls.push_back(std::move(c));
     }
     return doc;
 }
@@ -173,7 +180,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
 
     const auto pool = job.outputBuffers ? job.outputBuffers : std::make_shared<SharedBufferPool>();
     std::vector<int> fds;
-    nlohmann::json doc;
+    ksr::Job doc;
     try {
         doc = describeJob(job, *pool, fds);
     } catch (const std::exception& e) {
@@ -185,7 +192,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     }
     {
         std::ofstream out(job.jobDir / "job.json", std::ios::trunc);
-        out << doc.dump(1);
+        out << ksr::toJson(doc).dump(1);
     }
     fs::remove(job.jobDir / "result.jsonl", ec);
 
@@ -214,38 +221,36 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     while (std::getline(lines, line)) {
         std::string err;
         const auto j = parseStrictJson(line, err);
-        if (!j || !j->contains("status"))
+        if (!j || !j->contains("status") || !(*j)["status"].is_string())
             continue;
-        const std::string status = (*j)["status"].get<std::string>();
-        const std::string id = j->value("id", std::string());
-        if (status == "environment") {
-            result.environment.networkIsolated = j->value("network_isolated", false);
-            result.environment.device = j->value("device", std::string());
-            result.environment.l2Bytes = j->value("l2_bytes", std::size_t {0});
-            result.environment.copyBandwidthGBs = j->value("copy_bandwidth_gbs", 0.0);
-            result.startupSeconds = j->value("startup_s", 0.0);
+        const ksr::CallLine end = ksr::callFromJson(*j);
+        if (end.status == ksr::status::kEnvironment) {
+            const ksr::EnvironmentLine env = ksr::environmentFromJson(*j);
+            result.environment = {env.networkIsolated, env.device, env.l2Bytes, env.copyBandwidthGBs};
+            result.startupSeconds = env.startupSeconds;
             continue;
         }
-        if (status == "load_error") {
-            result.loadError = j->value("message", std::string());
+        if (end.status == ksr::status::kLoadError) {
+            result.loadError = end.message;
             continue;
         }
-        const auto it = indexOf.find(id);
+        const auto it = indexOf.find(end.id);
         if (it == indexOf.end())
             continue;
         auto& outcome = result.calls[it->second];
-        if (status == "started") {
+        if (end.status == ksr::status::kStarted) {
             running = it->second;
             continue;
         }
         running.reset();
-        outcome.message = j->value("message", std::string());
-        outcome.returnCode = j->value("return_code", 0);
-        outcome.inputsUnchanged = j->value("inputs_unchanged", true);
-        outcome.wallMicros = j->value("wall_us", 0.0);
-        outcome.totalSeconds = j->value("total_s", 0.0);
-        if (status == "ok" || status == "error") {
-            outcome.status = status == "ok" ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;
+        outcome.message = end.message;
+        outcome.returnCode = end.returnCode;
+        outcome.inputsUnchanged = end.inputsUnchanged;
+        outcome.wallMicros = end.wallMicros;
+        outcome.totalSeconds = end.totalSeconds;
+        const bool ok = end.status == ksr::status::kOk;
+        if (ok || end.status == ksr::status::kError) {
+            outcome.status = ok ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;
             const auto& call = job.calls[it->second];
             auto readSet = [&](std::size_t set, std::vector<SharedTensor>& into) {
                 for (const auto& t : call.outputs) {
@@ -258,10 +263,10 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
                     into.push_back({t.name, t.dtype, t.shape, t.scalar, std::move(buffer)});
                 }
             };
-            if (status == "ok")
+            if (ok)
                 readSet(0, outcome.outputs);
-            if (j->contains("bench") && outcome.status == RunnerCallOutcome::Status::Ok) {
-                outcome.bench = readBench((*j)["bench"]);
+            if (end.bench && outcome.status == RunnerCallOutcome::Status::Ok) {
+                outcome.bench = measurementOf(*end.bench);
                 outcome.timingOutputs.resize(call.timingInputs.size());
                 outcome.swappedOutputs.resize(call.timingInputs.size());
                 for (std::size_t k = 0; k < call.timingInputs.size(); ++k) {
@@ -269,7 +274,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
                     readSet(call.timingInputs.size() + k + 1, outcome.swappedOutputs[k]);
                 }
             }
-        } else if (status == "device_error") {
+        } else if (end.status == ksr::status::kDeviceError) {
             outcome.status = RunnerCallOutcome::Status::DeviceError;
         } else {
             outcome.status = RunnerCallOutcome::Status::HarnessError;

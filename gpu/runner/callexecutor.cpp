@@ -284,12 +284,13 @@ bool inputsUnchanged(const InputSet& set, Backend& backend)
 // clock shows it busy for noticeably longer: then work went to another stream, and that figure
 // counts. The last round refills each set's buffers with the first call's inputs before calling:
 // a kernel that replays what it computed for a pointer it has seen then returns stale results.
-nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsRunFn fn, Outputs& outputs,
+BenchReport benchmark(const Job& job, const Call& call, Backend& backend, KsRunFn fn, Outputs& outputs,
     std::vector<InputSet>& sets, const InputSet& reference)
 {
     const BenchSettings& b = job.bench;
     const double overhead = backend.launchOverheadMicros();
-    nlohmann::json result {{"launch_overhead_us", overhead}};
+    BenchReport result;
+    result.launchOverheadMicros = overhead;
 
     const auto warmStart = std::chrono::steady_clock::now();
     int warmupCalls = 0;
@@ -300,14 +301,14 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
             fn, set.args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
         ++warmupCalls;
         if (rc != 0 || !backend.deviceError().empty()) {
-            result["error"] = "warm-up call returned " + std::to_string(rc);
+            result.error = "warm-up call returned " + std::to_string(rc);
             return result;
         }
         if (warmupCalls > 10000)
             break;
     }
-    result["warmup_calls"] = warmupCalls;
-    result["warmup_seconds"] = secondsSince(warmStart);
+    result.warmupCalls = warmupCalls;
+    result.warmupSeconds = secondsSince(warmStart);
 
     std::vector<double> samples, deviceSamples;
     std::vector<bool> sideFlags;
@@ -341,7 +342,7 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
         const TimedCall t = backend.timedRun(
             fn, sets[which].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
         if (t.returnCode != 0 || !backend.deviceError().empty()) {
-            result["error"] = "timed call " + std::to_string(i) + " returned " + std::to_string(t.returnCode);
+            result.error = "timed call " + std::to_string(i) + " returned " + std::to_string(t.returnCode);
             return result;
         }
         double latency = t.deviceMicros;
@@ -396,12 +397,21 @@ nlohmann::json benchmark(const Job& job, const Call& call, Backend& backend, KsR
     for (const bool side : sideFlags)
         sideWork += side ? 1 : 0;
     const Stats s = statistics(samples);
-    if (!spans.empty())
-        result["span_median_us"] = statistics(spans).median;
-    result.update({{"samples_us", samples}, {"device_samples_us", deviceSamples}, {"median_us", s.median},
-        {"mean_us", s.mean}, {"stdev_us", s.stdev}, {"p25_us", s.p25}, {"p75_us", s.p75}, {"min_us", s.min},
-        {"side_work_samples", sideWork}, {"device_spans", !spans.empty()}, {"stop", stop},
-        {"loop_seconds", secondsSince(loopStart)}, {"inputs_unchanged", unchanged}});
+    result.deviceSpans = !spans.empty();
+    if (result.deviceSpans)
+        result.spanMedianMicros = statistics(spans).median;
+    result.samplesMicros = samples;
+    result.deviceSamplesMicros = deviceSamples;
+    result.medianMicros = s.median;
+    result.meanMicros = s.mean;
+    result.stdevMicros = s.stdev;
+    result.p25Micros = s.p25;
+    result.p75Micros = s.p75;
+    result.minMicros = s.min;
+    result.sideWorkSamples = sideWork;
+    result.stop = stop;
+    result.loopSeconds = secondsSince(loopStart);
+    result.inputsUnchanged = unchanged;
     return result;
 }
 
@@ -433,15 +443,16 @@ std::string gib(std::size_t bytes)
 
 } // namespace
 
-nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
+CallLine executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
 {
     const auto callStart = std::chrono::steady_clock::now();
-    nlohmann::json result {{"id", call.id}};
+    CallLine result;
+    result.id = call.id;
     // Checked before anything is allocated: a workload that cannot fit is named with its need,
     // where a failed cudaMalloc halfway through would say nothing about why.
     if (const auto free = backend.freeBytes(); free && deviceBytesNeeded(job, call) > *free) {
-        result["status"] = "error";
-        result["message"] = "does not fit in GPU memory: this workload needs " + gib(deviceBytesNeeded(job, call))
+        result.status = status::kError;
+        result.message = "does not fit in GPU memory: this workload needs " + gib(deviceBytesNeeded(job, call))
             + " on the device (inputs and their pristine copies, outputs, workspace and their poison), and "
             + gib(*free) + " is free; run it on a larger GPU, or leave it out with --workloads";
         return result;
@@ -454,37 +465,37 @@ nlohmann::json executeCall(const Job& job, const Call& call, Backend& backend, K
     const auto start = std::chrono::steady_clock::now();
     const int rc = backend.run(
         fn, sets[0].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
-    result["return_code"] = rc;
-    result["wall_us"] = secondsSince(start) * 1e6;
+    result.returnCode = rc;
+    result.wallMicros = secondsSince(start) * 1e6;
     if (const std::string err = backend.deviceError(); !err.empty()) {
-        result["status"] = "device_error";
-        result["message"] = err;
+        result.status = status::kDeviceError;
+        result.message = err;
         return result;
     }
     if (rc != 0) {
-        result["status"] = "error";
-        result["message"] = "ks_run returned " + std::to_string(rc);
+        result.status = status::kError;
+        result.message = "ks_run returned " + std::to_string(rc);
         return result;
     }
     saveOutputs(call.outputs, outputs, backend);
-    result["inputs_unchanged"] = inputsUnchanged(sets[0], backend);
-    result["status"] = "ok";
+    result.inputsUnchanged = inputsUnchanged(sets[0], backend);
+    result.status = status::kOk;
 
     if (job.bench.enabled && !call.timingInputs.empty()) {
         std::vector<InputSet> timing;
         for (const auto& set : call.timingInputs)
             timing.push_back(uploadInputs(job, call, set, outputs, backend));
-        nlohmann::json bench = benchmark(job, call, backend, fn, outputs, timing, sets[0]);
+        BenchReport bench = benchmark(job, call, backend, fn, outputs, timing, sets[0]);
         if (const std::string err = backend.deviceError(); !err.empty()) {
-            result["status"] = "device_error";
-            result["message"] = err + " (during the benchmark)";
-        } else if (bench.contains("error")) {
-            result["status"] = "error";
-            result["message"] = bench["error"];
+            result.status = status::kDeviceError;
+            result.message = err + " (during the benchmark)";
+        } else if (!bench.error.empty()) {
+            result.status = status::kError;
+            result.message = bench.error;
         }
-        result["bench"] = std::move(bench);
+        result.bench = std::move(bench);
     }
-    result["total_s"] = secondsSince(callStart); // inputs, correctness call, outputs, warm-up and timing loop
+    result.totalSeconds = secondsSince(callStart); // inputs, correctness call, outputs, warm-up and timing loop
     return result;
 }
 

@@ -69,40 +69,53 @@ int runJob(const std::string& dir)
         std::fputs((line.dump() + "\n").c_str(), results);
         std::fflush(results); // each line survives a crash in the next call
     };
-    nlohmann::json env {{"status", "environment"}, {"network_isolated", networkIsolated}};
+    ksr::EnvironmentLine env;
+    env.networkIsolated = networkIsolated;
     // From exec to a ready backend (CUDA context included): part of every candidate's overhead.
-    env["startup_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_processStart).count();
+    env.startupSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_processStart).count();
     if (job.bench.enabled && job.measureDevice) {
         const ksr::DeviceInfo info = backend->info();
-        env.update({{"device", info.name}, {"l2_bytes", info.l2Bytes}, {"copy_bandwidth_gbs", info.copyBandwidthGBs}});
+        env.device = info.name;
+        env.l2Bytes = info.l2Bytes;
+        env.copyBandwidthGBs = info.copyBandwidthGBs;
     }
-    emit(env);
+    emit(toJson(env));
+    const auto jobLine = [](const char* status, const std::string& message) {
+        ksr::CallLine line;
+        line.status = status;
+        line.message = message;
+        return toJson(line);
+    };
 
     void* lib = dlopen(job.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        emit({{"id", ""}, {"status", "load_error"}, {"message", std::string("dlopen: ") + dlerror()}});
+        emit(jobLine(ksr::status::kLoadError, std::string("dlopen: ") + dlerror()));
         std::fclose(results);
         return kExitJobFailed;
     }
     auto fn = reinterpret_cast<ksr::KsRunFn>(dlsym(lib, job.symbol.c_str()));
     if (!fn) {
-        emit({{"id", ""}, {"status", "load_error"}, {"message", "the library does not export " + job.symbol}});
+        emit(jobLine(ksr::status::kLoadError, "the library does not export " + job.symbol));
         std::fclose(results);
         return kExitJobFailed;
     }
     int exitCode = kExitOk;
     for (const auto& call : job.calls) {
-        emit({{"id", call.id}, {"status", "started"}});
-        nlohmann::json line;
+        emit(ksr::startedLine(call.id));
+        ksr::CallLine line;
         try {
             line = ksr::executeCall(job, call, *backend, fn);
         } catch (const std::exception& e) {
-            line = {{"id", call.id}, {"status", "harness_error"}, {"message", e.what()}};
-            if (const std::string err = backend->deviceError(); !err.empty())
-                line = {{"id", call.id}, {"status", "device_error"}, {"message", err + " (" + e.what() + ")"}};
+            line.id = call.id;
+            line.status = ksr::status::kHarnessError;
+            line.message = e.what();
+            if (const std::string err = backend->deviceError(); !err.empty()) {
+                line.status = ksr::status::kDeviceError;
+                line.message = err + " (" + e.what() + ")";
+            }
         }
-        emit(line);
-        if (line["status"] == "device_error") {
+        emit(toJson(line));
+        if (line.status == ksr::status::kDeviceError) {
             exitCode = kExitJobFailed; // a sticky device error poisons the context: stop here
             break;
         }

@@ -1,0 +1,354 @@
+#pragma once
+
+// The protocol between ksearch (gpu/runnerclient.cpp) and ksearch-runner, in one place: job.json
+// says what to run, each line of result.jsonl says what happened. Both sides write and read
+// through these types and functions, so a key renamed on one side cannot silently mean nothing
+// on the other. Plain C++ and nlohmann/json only: the runner builds without Qt. The schema is
+// described in docs/evaluation.md ("ksearch-runner protocol").
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ksr {
+
+// ------------------------------------------------------------------ job.json
+
+struct Field {
+    enum class Role { Input, Scalar, Output, Axis };
+    std::string name;
+    Role role = Role::Input;
+    std::size_t offset = 0; // in the KsArgs bytes
+    std::size_t size = 0;
+};
+
+struct Buffer {
+    int fd = -1; // shared memory inherited from the parent: raw little-endian bytes (inputs are sealed)
+    std::size_t bytes = 0;
+    std::string file; // a copy of an input's bytes next to job.json, for replay tools; the runner ignores it
+};
+
+using BufferSet = std::map<std::string, Buffer>; // by field name
+
+struct Call {
+    std::string id; // workload uuid
+    BufferSet inputs; // the correctness set, scalars included
+    BufferSet outputs;
+    // Benchmark only: further input sets the timing loop rotates through (all resident, so
+    // pointers differ), and where the outputs of the last timed call on each set go.
+    std::vector<BufferSet> timingInputs;
+    std::vector<BufferSet> timingOutputs;
+    // Outputs of the final round's second pass, where set k's buffers hold the next set's inputs.
+    std::vector<BufferSet> swappedOutputs;
+    std::map<std::string, std::int64_t> axes;
+    std::size_t workspaceBytes = 0;
+    std::uint64_t poisonSeed = 0; // outputs and workspace are filled with noise from this
+};
+
+struct BenchSettings {
+    bool enabled = false;
+    int minSamples = 10;
+    int maxSamples = 1000;
+    double maxNoise = 0.005; // stop when the relative standard error of the mean is below
+    double maxSeconds = 1.0; // per call: wall time of the timed loop
+    double warmupSeconds = 0.025; // at least 3 calls
+};
+
+struct Job {
+    std::string dir; // where job.json and result.jsonl live; not part of job.json
+    std::string backend; // "host" or "cuda"
+    std::string library;
+    std::string symbol = "ks_run";
+    std::size_t argsSize = 0;
+    std::vector<Field> fields;
+    std::vector<Call> calls;
+    BenchSettings bench;
+    bool measureDevice = false; // measure copy bandwidth (and warm the clocks) before the calls
+};
+
+inline const char* roleName(Field::Role role)
+{
+    switch (role) {
+    case Field::Role::Input:
+        return "input";
+    case Field::Role::Scalar:
+        return "scalar";
+    case Field::Role::Output:
+        return "output";
+    case Field::Role::Axis:
+        return "axis";
+    }
+    return "";
+}
+
+inline nlohmann::json toJson(const Buffer& b)
+{
+    nlohmann::json j {{"fd", b.fd}, {"bytes", b.bytes}};
+    if (!b.file.empty())
+        j["file"] = b.file;
+    return j;
+}
+
+inline nlohmann::json toJson(const BufferSet& set)
+{
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [name, b] : set)
+        j[name] = toJson(b);
+    return j;
+}
+
+inline nlohmann::json toJson(const Job& job)
+{
+    nlohmann::json doc {{"backend", job.backend}, {"library", job.library}, {"symbol", job.symbol},
+        {"args_size", job.argsSize}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()},
+        {"measure_device", job.measureDevice}};
+    doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
+        {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
+        {"warmup_seconds", job.bench.warmupSeconds}};
+    for (const auto& f : job.fields)
+        doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
+    for (const auto& c : job.calls) {
+        nlohmann::json j {{"id", c.id}, {"inputs", toJson(c.inputs)}, {"outputs", toJson(c.outputs)}, {"axes", c.axes},
+            {"workspace_bytes", c.workspaceBytes}, {"poison_seed", c.poisonSeed}};
+        for (const char* key : {"timing_inputs", "timing_outputs", "swapped_outputs"})
+            j[key] = nlohmann::json::array();
+        for (const auto& s : c.timingInputs)
+            j["timing_inputs"].push_back(toJson(s));
+        for (const auto& s : c.timingOutputs)
+            j["timing_outputs"].push_back(toJson(s));
+        for (const auto& s : c.swappedOutputs)
+            j["swapped_outputs"].push_back(toJson(s));
+        doc["calls"].push_back(std::move(j));
+    }
+    return doc;
+}
+
+namespace detail {
+
+inline Buffer readBuffer(const nlohmann::json& j, const std::string& where)
+{
+    if (!j.is_object() || !j.contains("fd") || !j.contains("bytes"))
+        throw std::runtime_error(where + ": needs fd and bytes");
+    Buffer b {j.at("fd").get<int>(), j.at("bytes").get<std::size_t>(), j.value("file", std::string())};
+    if (b.fd < 3)
+        throw std::runtime_error(where + ": fd " + std::to_string(b.fd) + " is not a shared buffer");
+    return b;
+}
+
+inline BufferSet readSet(const nlohmann::json& j, const std::string& where)
+{
+    if (!j.is_object())
+        throw std::runtime_error(where + ": must be an object of buffers by field name");
+    BufferSet set;
+    for (const auto& [name, b] : j.items())
+        set[name] = readBuffer(b, where + "." + name);
+    return set;
+}
+
+inline std::vector<BufferSet> readSets(const nlohmann::json& call, const char* key, const std::string& where)
+{
+    std::vector<BufferSet> sets;
+    for (const auto& s : call.value(key, nlohmann::json::array()))
+        sets.push_back(readSet(s, where + "." + key));
+    return sets;
+}
+
+inline Field::Role parseRole(const std::string& role)
+{
+    for (const auto r : {Field::Role::Input, Field::Role::Scalar, Field::Role::Output, Field::Role::Axis})
+        if (role == roleName(r))
+            return r;
+    throw std::runtime_error("fields: unknown role '" + role + "'");
+}
+
+} // namespace detail
+
+// Throws std::runtime_error naming the field on malformed input (nlohmann's type errors included).
+inline Job jobFromJson(const nlohmann::json& j)
+{
+    Job job;
+    job.backend = j.at("backend").get<std::string>();
+    job.library = j.at("library").get<std::string>();
+    job.symbol = j.value("symbol", std::string("ks_run"));
+    job.argsSize = j.at("args_size").get<std::size_t>();
+    for (const auto& f : j.at("fields")) {
+        Field field {f.at("name").get<std::string>(), detail::parseRole(f.at("role").get<std::string>()),
+            f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>()};
+        if (field.offset + field.size > job.argsSize)
+            throw std::runtime_error("fields." + field.name + ": outside args_size");
+        job.fields.push_back(field);
+    }
+    for (const auto& c : j.at("calls")) {
+        Call call;
+        call.id = c.at("id").get<std::string>();
+        const std::string where = "calls." + call.id;
+        call.inputs = detail::readSet(c.at("inputs"), where + ".inputs");
+        call.outputs = detail::readSet(c.at("outputs"), where + ".outputs");
+        for (const auto& [name, v] : c.at("axes").items())
+            call.axes[name] = v.get<std::int64_t>();
+        call.timingInputs = detail::readSets(c, "timing_inputs", where);
+        call.timingOutputs = detail::readSets(c, "timing_outputs", where);
+        call.swappedOutputs = detail::readSets(c, "swapped_outputs", where);
+        if (!call.swappedOutputs.empty() && call.swappedOutputs.size() != call.timingInputs.size())
+            throw std::runtime_error(where + ": swapped_outputs and timing_inputs differ in length");
+        if (call.timingInputs.size() != call.timingOutputs.size())
+            throw std::runtime_error(where + ": timing_inputs and timing_outputs differ in length");
+        call.workspaceBytes = c.value("workspace_bytes", std::size_t {0});
+        call.poisonSeed = c.value("poison_seed", std::uint64_t {0});
+        job.calls.push_back(std::move(call));
+    }
+    job.measureDevice = j.value("measure_device", false);
+    if (j.contains("bench")) {
+        const auto& b = j["bench"];
+        job.bench.enabled = b.value("enabled", false);
+        job.bench.minSamples = b.value("min_samples", job.bench.minSamples);
+        job.bench.maxSamples = b.value("max_samples", job.bench.maxSamples);
+        job.bench.maxNoise = b.value("max_noise", job.bench.maxNoise);
+        job.bench.maxSeconds = b.value("max_seconds", job.bench.maxSeconds);
+        job.bench.warmupSeconds = b.value("warmup_seconds", job.bench.warmupSeconds);
+    }
+    return job;
+}
+
+// ------------------------------------------------------------------ result.jsonl
+
+// The "status" of a result line. A call's lines: kStarted, then one of kOk, kError (the kernel
+// failed, or the call could not run, as when it cannot fit), kDeviceError (sticky: the runner
+// stops) or kHarnessError. Job lines (id ""): kEnvironment first, kLoadError instead of calls.
+namespace status {
+inline constexpr const char* kEnvironment = "environment";
+inline constexpr const char* kLoadError = "load_error";
+inline constexpr const char* kStarted = "started";
+inline constexpr const char* kOk = "ok";
+inline constexpr const char* kError = "error";
+inline constexpr const char* kDeviceError = "device_error";
+inline constexpr const char* kHarnessError = "harness_error";
+} // namespace status
+
+struct EnvironmentLine {
+    bool networkIsolated = false;
+    double startupSeconds = 0.0; // from exec to a ready backend (CUDA context included)
+    // Measured only when the job asks (measure_device); empty / 0 otherwise.
+    std::string device;
+    std::size_t l2Bytes = 0;
+    double copyBandwidthGBs = 0.0; // read + write bytes per second of a device copy
+};
+
+inline nlohmann::json toJson(const EnvironmentLine& e)
+{
+    nlohmann::json j {{"id", ""}, {"status", status::kEnvironment}, {"network_isolated", e.networkIsolated},
+        {"startup_s", e.startupSeconds}};
+    if (!e.device.empty())
+        j.update({{"device", e.device}, {"l2_bytes", e.l2Bytes}, {"copy_bandwidth_gbs", e.copyBandwidthGBs}});
+    return j;
+}
+
+inline EnvironmentLine environmentFromJson(const nlohmann::json& j)
+{
+    return {j.value("network_isolated", false), j.value("startup_s", 0.0), j.value("device", std::string()),
+        j.value("l2_bytes", std::size_t {0}), j.value("copy_bandwidth_gbs", 0.0)};
+}
+
+// What the timing loop measured, in microseconds unless named otherwise.
+struct BenchReport {
+    std::vector<double> samplesMicros; // per sample: the figure that counts (events, or a longer device span)
+    std::vector<double> deviceSamplesMicros; // per sample: the stream's events alone
+    double medianMicros = 0, meanMicros = 0, stdevMicros = 0, p25Micros = 0, p75Micros = 0, minMicros = 0;
+    int sideWorkSamples = 0; // samples where the device stayed busy after the stream's events
+    bool deviceSpans = false; // whether CUPTI spans were recorded
+    double spanMedianMicros = 0; // their median; 0 without spans
+    int warmupCalls = 0;
+    double warmupSeconds = 0;
+    double launchOverheadMicros = 0;
+    double loopSeconds = 0;
+    std::string stop; // noise | time | max_samples
+    bool inputsUnchanged = true;
+    std::string error; // a warm-up or timed call returned an error
+};
+
+inline nlohmann::json toJson(const BenchReport& b)
+{
+    nlohmann::json j {{"samples_us", b.samplesMicros}, {"device_samples_us", b.deviceSamplesMicros},
+        {"median_us", b.medianMicros}, {"mean_us", b.meanMicros}, {"stdev_us", b.stdevMicros}, {"p25_us", b.p25Micros},
+        {"p75_us", b.p75Micros}, {"min_us", b.minMicros}, {"side_work_samples", b.sideWorkSamples},
+        {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls}, {"warmup_seconds", b.warmupSeconds},
+        {"launch_overhead_us", b.launchOverheadMicros}, {"loop_seconds", b.loopSeconds}, {"stop", b.stop},
+        {"inputs_unchanged", b.inputsUnchanged}};
+    if (b.deviceSpans)
+        j["span_median_us"] = b.spanMedianMicros;
+    if (!b.error.empty())
+        j["error"] = b.error;
+    return j;
+}
+
+inline BenchReport benchFromJson(const nlohmann::json& j)
+{
+    BenchReport b;
+    b.samplesMicros = j.value("samples_us", std::vector<double> {});
+    b.deviceSamplesMicros = j.value("device_samples_us", std::vector<double> {});
+    b.medianMicros = j.value("median_us", 0.0);
+    b.meanMicros = j.value("mean_us", 0.0);
+    b.stdevMicros = j.value("stdev_us", 0.0);
+    b.p25Micros = j.value("p25_us", 0.0);
+    b.p75Micros = j.value("p75_us", 0.0);
+    b.minMicros = j.value("min_us", 0.0);
+    b.sideWorkSamples = j.value("side_work_samples", 0);
+    b.deviceSpans = j.value("device_spans", false);
+    b.spanMedianMicros = j.value("span_median_us", 0.0);
+    b.warmupCalls = j.value("warmup_calls", 0);
+    b.warmupSeconds = j.value("warmup_seconds", 0.0);
+    b.launchOverheadMicros = j.value("launch_overhead_us", 0.0);
+    b.loopSeconds = j.value("loop_seconds", 0.0);
+    b.stop = j.value("stop", std::string());
+    b.inputsUnchanged = j.value("inputs_unchanged", true);
+    b.error = j.value("error", std::string());
+    return b;
+}
+
+// The end of one call (any status but kStarted), or a job line of kLoadError.
+struct CallLine {
+    std::string id;
+    std::string status = status::kHarnessError;
+    std::string message;
+    int returnCode = 0;
+    double wallMicros = 0; // the correctness call alone
+    bool inputsUnchanged = true;
+    double totalSeconds = 0; // everything the runner did for this call
+    std::optional<BenchReport> bench;
+};
+
+inline nlohmann::json toJson(const CallLine& c)
+{
+    nlohmann::json j {{"id", c.id}, {"status", c.status}, {"return_code", c.returnCode}, {"wall_us", c.wallMicros},
+        {"inputs_unchanged", c.inputsUnchanged}, {"total_s", c.totalSeconds}};
+    if (!c.message.empty())
+        j["message"] = c.message;
+    if (c.bench)
+        j["bench"] = toJson(*c.bench);
+    return j;
+}
+
+inline CallLine callFromJson(const nlohmann::json& j)
+{
+    CallLine c;
+    c.id = j.value("id", std::string());
+    c.status = j.value("status", std::string());
+    c.message = j.value("message", std::string());
+    c.returnCode = j.value("return_code", 0);
+    c.wallMicros = j.value("wall_us", 0.0);
+    c.inputsUnchanged = j.value("inputs_unchanged", true);
+    c.totalSeconds = j.value("total_s", 0.0);
+    if (j.contains("bench"))
+        c.bench = benchFromJson(j["bench"]);
+    return c;
+}
+
+inline nlohmann::json startedLine(const std::string& callId) { return {{"id", callId}, {"status", status::kStarted}}; }
+
+} // namespace ksr

@@ -1,0 +1,144 @@
+#include "testmain.h"
+
+#include <runner/protocol.h>
+
+using namespace ksr;
+
+// The protocol both sides speak (gpu/runner/protocol.h): a job survives the trip through
+// job.json unchanged, a malformed job is refused with the field named, and result lines read
+// back what was written. The real client and runner speak it in tst_runner.
+
+namespace {
+
+Job sampleJob()
+{
+    Job job;
+    job.backend = "cuda";
+    job.library = "/abs/candidate.so";
+    job.argsSize = 40;
+    job.fields = {{"x", Field::Role::Input, 0, 8}, {"alpha", Field::Role::Scalar, 8, 4}, {"y", Field::Role::Output, 16, 8},
+        {"n", Field::Role::Axis, 24, 8}};
+    job.bench = {true, 12, 500, 0.01, 0.3, 0.05};
+    job.measureDevice = true;
+    Call call;
+    call.id = "w-1";
+    call.inputs = {{"x", {17, 4096, "input0_x.bin"}}, {"alpha", {18, 4, {}}}};
+    call.outputs = {{"y", {19, 4096, {}}}};
+    call.timingInputs = {{{"x", {20, 4096, {}}}, {"alpha", {18, 4, {}}}}};
+    call.timingOutputs = {{{"y", {21, 4096, {}}}}};
+    call.swappedOutputs = {{{"y", {22, 4096, {}}}}};
+    call.axes = {{"n", 1024}};
+    call.workspaceBytes = 256;
+    call.poisonSeed = 0x123456789abcdefULL;
+    job.calls = {call};
+    return job;
+}
+
+} // namespace
+
+class TestRunnerProtocol : public QObject
+{
+    Q_OBJECT
+private slots:
+    void jobRoundTrip();
+    void malformedJobsNameTheField_data();
+    void malformedJobsNameTheField();
+    void resultLinesRoundTrip();
+};
+
+void TestRunnerProtocol::jobRoundTrip()
+{
+    const nlohmann::json written = toJson(sampleJob());
+    const Job read = jobFromJson(written);
+    QVERIFY2(toJson(read) == written, toJson(read).dump().c_str());
+    QCOMPARE(read.calls.at(0).inputs.at("x").file, std::string("input0_x.bin"));
+    QCOMPARE(read.calls.at(0).poisonSeed, 0x123456789abcdefULL);
+    QCOMPARE(read.fields.at(3).role, Field::Role::Axis);
+    QCOMPARE(read.bench.maxSamples, 500);
+    QVERIFY(read.measureDevice);
+    // What the runner requires and what it may default.
+    for (const char* key : {"backend", "library", "args_size", "fields", "calls"})
+        QVERIFY2(written.contains(key), key);
+    nlohmann::json minimal = written;
+    minimal.erase("bench");
+    minimal.erase("symbol");
+    minimal["calls"][0].erase("timing_inputs");
+    minimal["calls"][0].erase("timing_outputs");
+    minimal["calls"][0].erase("swapped_outputs");
+    const Job defaults = jobFromJson(minimal);
+    QCOMPARE(defaults.symbol, std::string("ks_run"));
+    QVERIFY(!defaults.bench.enabled);
+    QVERIFY(defaults.calls.at(0).timingInputs.empty());
+}
+
+void TestRunnerProtocol::malformedJobsNameTheField_data()
+{
+    QTest::addColumn<QString>("pointer"); // JSON pointer of the value to replace
+    QTest::addColumn<QString>("value"); // its new JSON text; empty: remove it
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("buffer without fd") << "/calls/0/inputs/x/fd" << "" << "calls.w-1.inputs.x: needs fd and bytes";
+    QTest::newRow("fd of a standard stream") << "/calls/0/outputs/y/fd" << "2"
+                                             << "calls.w-1.outputs.y: fd 2 is not a shared buffer";
+    QTest::newRow("unknown role") << "/fields/1/role" << "\"constant\"" << "fields: unknown role 'constant'";
+    QTest::newRow("field past the arguments") << "/fields/3/offset" << "36" << "fields.n: outside args_size";
+    QTest::newRow("timing sets without outputs")
+        << "/calls/0/timing_outputs" << "[]" << "calls.w-1: timing_inputs and timing_outputs differ in length";
+    QTest::newRow("swapped outputs of another length")
+        << "/calls/0/swapped_outputs" << "[{}, {}]" << "calls.w-1: swapped_outputs and timing_inputs differ";
+    QTest::newRow("inputs not an object") << "/calls/0/inputs" << "[1]" << "calls.w-1.inputs: must be an object";
+    QTest::newRow("missing library") << "/library" << "" << "library";
+    QTest::newRow("args_size of the wrong type") << "/args_size" << "\"forty\"" << "number";
+}
+
+void TestRunnerProtocol::malformedJobsNameTheField()
+{
+    QFETCH(QString, pointer);
+    QFETCH(QString, value);
+    QFETCH(QString, fragment);
+    nlohmann::json doc = toJson(sampleJob());
+    const nlohmann::json::json_pointer at(pointer.toStdString());
+    if (value.isEmpty())
+        doc[at.parent_pointer()].erase(at.back());
+    else
+        doc[at] = nlohmann::json::parse(value.toStdString());
+    try {
+        jobFromJson(doc);
+        QFAIL("accepted a malformed job");
+    } catch (const std::exception& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(fragment), e.what());
+    }
+}
+
+void TestRunnerProtocol::resultLinesRoundTrip()
+{
+    EnvironmentLine env {true, 0.21, "NVIDIA H200", 62914560, 4143.0};
+    const EnvironmentLine envBack = environmentFromJson(toJson(env));
+    QVERIFY2(toJson(envBack) == toJson(env), toJson(envBack).dump().c_str());
+    QCOMPARE(toJson(env)["status"].get<std::string>(), std::string(status::kEnvironment));
+
+    CallLine call;
+    call.id = "w-1";
+    call.status = status::kOk;
+    call.returnCode = 0;
+    call.wallMicros = 12.5;
+    call.totalSeconds = 0.4;
+    BenchReport bench;
+    bench.samplesMicros = {10.0, 11.0, 12.0};
+    bench.deviceSamplesMicros = {10.0, 10.5, 12.0};
+    bench.medianMicros = 11.0;
+    bench.sideWorkSamples = 1;
+    bench.deviceSpans = true;
+    bench.spanMedianMicros = 11.5;
+    bench.stop = "noise";
+    bench.inputsUnchanged = false;
+    call.bench = bench;
+    const nlohmann::json line = toJson(call);
+    const CallLine back = callFromJson(line);
+    QVERIFY2(toJson(back) == line, toJson(back).dump().c_str());
+    QVERIFY(back.bench && back.bench->samplesMicros.size() == 3 && !back.bench->inputsUnchanged);
+    QVERIFY(!line.contains("message")); // written only when there is one
+    QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));
+}
+
+KS_TEST_MAIN_CORE(TestRunnerProtocol)
+#include "tst_runnerprotocol.moc"
