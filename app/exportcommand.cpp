@@ -51,6 +51,8 @@ int runExportCommand(const QStringList& arguments, const GlobalOptions& /*global
     }
     for (const auto& f : r.files)
         out << QString::fromStdString(f.string()) << "\n";
+    for (const auto& w : r.warnings)
+        err << "ksearch export: warning: " << QString::fromStdString(w) << "\n";
     return exitcode::Success;
 }
 

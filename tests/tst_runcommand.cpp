@@ -10,6 +10,9 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <set>
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include <csignal>
@@ -131,8 +134,33 @@ void TestRunCommand::killResumeExport()
         QVERIFY2(report.find(must) != std::string::npos, must);
     QVERIFY(test::readText(m_root / "export" / "best_kernel.cpp").find("ks_run") != std::string::npos);
     const auto solution = nlohmann::json::parse(test::readText(m_root / "export" / "solution.json"));
-    QCOMPARE(solution["spec"]["entry_point"].get<std::string>(), std::string("kernel.cpp::ks_run"));
-    QCOMPARE(solution["sources"].size(), std::size_t {2});
+    QCOMPARE(solution["spec"]["entry_point"].get<std::string>(), std::string("main.cpp::run"));
+    QCOMPARE(solution["spec"]["binding"].get<std::string>(), std::string("torch"));
+    QCOMPARE(solution["sources"].size(), std::size_t {3});
+    // FlashInfer-Bench traces: a line per evaluation and workload, each naming an exported solution;
+    // the fields FlashInfer-Bench's validator requires per status.
+    std::istringstream traces(test::readText(m_root / "export" / "traces.jsonl"));
+    int lines = 0, passed = 0;
+    for (std::string line; std::getline(traces, line); ++lines) {
+        const auto t = nlohmann::json::parse(line);
+        QCOMPARE(t["definition"].get<std::string>(), std::string("scale"));
+        const std::string name = t["solution"].get<std::string>();
+        QVERIFY2(fs::exists(m_root / "export" / "solutions" / (name + ".json")), name.c_str());
+        QVERIFY(t["workload"].contains("uuid") && t["workload"].contains("axes"));
+        const auto& ev = t["evaluation"];
+        const std::string status = ev["status"].get<std::string>();
+        QVERIFY2(std::set<std::string>({"PASSED", "INCORRECT_NUMERICAL", "INCORRECT_SHAPE", "RUNTIME_ERROR",
+                     "COMPILE_ERROR", "TIMEOUT"})
+                     .count(status),
+            status.c_str());
+        QCOMPARE(ev.contains("performance"), status == "PASSED");
+        QCOMPARE(ev.contains("correctness"), status == "PASSED" || status == "INCORRECT_NUMERICAL");
+        if (status == "PASSED") {
+            ++passed;
+            QVERIFY(ev["performance"]["latency_ms"].get<double>() > 0);
+        }
+    }
+    QVERIFY(passed >= 2 && lines >= passed);
     QVERIFY(test::readText(m_root / "export" / "tree.svg").find("<svg") != std::string::npos);
 
     // The key went to the endpoint, and into no file the program wrote.

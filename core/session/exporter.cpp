@@ -1,5 +1,6 @@
 #include "exporter.h"
 
+#include "fibexport.h"
 #include "runsummary.h"
 
 #include <search/taskbrief.h>
@@ -8,11 +9,24 @@
 #include <tree/treerender.h>
 #include <tree/treesvg.h>
 
+#include <ctime>
+#include <set>
+
 namespace ks {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string utcTimestamp()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm utc {};
+    gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
 
 std::string cell(std::string s)
 {
@@ -141,25 +155,41 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
             + std::to_string(a.index) + ", program " + a.program + ", session " + session.dir().string()
             + ".\n// Intent: " + cell(s.tree.find(a.node)->intent) + "\n";
         write("best_kernel" + c.programSuffix(), header + source);
-        const nlohmann::json solution {{"name", c.taskName + "_ksearch_" + a.program.substr(0, 8)},
-            {"definition", c.taskName}, {"author", "K-Search Studio"},
-            {"description",
-                "Found by K-Search (" + s.settings.describe() + "), J = " + formatFixed(a.score(), 1)
-                    + ". Entry point: extern \"C\" int ks_run(const KsArgs*, void* workspace, size_t workspace_bytes, "
-                      "stream) over the generated ks_task.h (outputs passed in KsArgs, destination-passing style); "
-                      "a binding to FlashInfer-Bench's calling convention is not generated."},
-            {"spec",
-                {{"language", c.backend == "host" ? "cpp" : "cuda"},
-                    {"target_hardware",
-                        nlohmann::json::array({a.evaluation.device.empty() ? "unknown" : a.evaluation.device})},
-                    {"entry_point", "kernel" + c.programSuffix() + "::ks_run"}, {"destination_passing_style", true},
-                    {"dependencies", nlohmann::json::array()}}},
-            {"sources",
-                nlohmann::json::array({{{"path", "kernel" + c.programSuffix()}, {"content", source}},
-                    {{"path", "ks_task.h"},
-                        {"content",
-                            task ? generateAbiHeader(task->definition) : std::string("// task not available")}}})}};
-        write("solution.json", solution.dump(2) + "\n");
+        if (task) {
+            FibSolutionInput in {fibSolutionName(c.taskName, a.program),
+                "Found by K-Search (" + s.settings.describe() + "), J = " + formatFixed(a.score(), 1) + ", node "
+                    + a.node + ".",
+                source, c.backend != "host", a.evaluation.device};
+            std::string why;
+            if (const auto solution = fibSolution(task->definition, in, why))
+                write("solution.json", solution->dump(2) + "\n");
+            else
+                result.warnings.push_back("solution.json not written: " + why);
+        } else {
+            result.warnings.push_back("solution.json not written: the task folder is needed for ks_task.h");
+        }
+    }
+    if (task) {
+        // FlashInfer-Bench: every evaluated program as a Solution, and a Trace line per workload
+        // of each evaluation, naming its solution.
+        fs::create_directories(outDir / "solutions", ec);
+        std::set<std::string> programs;
+        for (const Attempt& at : s.tree.attempts()) {
+            if (!at.evaluated || !programs.insert(at.program).second)
+                continue;
+            const FibSolutionInput in {fibSolutionName(c.taskName, at.program),
+                "A K-Search candidate (node " + at.node + ", " + std::string(verdictName(at.evaluation.status)) + ").",
+                session.programSource(at.program), c.backend != "host", at.evaluation.device};
+            std::string why;
+            const auto solution = fibSolution(task->definition, in, why);
+            if (!solution)
+                break; // the same reason as for solution.json, already reported
+            write("solutions/" + in.name + ".json", solution->dump(1) + "\n");
+        }
+        std::string traces;
+        for (const auto& line : fibTraces(s, task, c.taskName, utcTimestamp()))
+            traces += line.dump() + "\n";
+        write("traces.jsonl", traces);
     }
     write("report.md", renderReport(session, s, task));
     write("tree.json",
