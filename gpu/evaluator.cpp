@@ -439,7 +439,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
         return std::find(scoredIds.begin(), scoredIds.end(), w.workload->uuid) != scoredIds.end();
     };
     // A run of unscored workloads only (--workloads picked test shapes) is scored over them all.
-    const bool anyListed = std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return listed(*w); });
+    const bool anyListed =
+        std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return listed(*w); });
     for (std::size_t i = 0; i < m_workloads.size(); ++i) {
         const WorkloadData& w = *m_workloads[i];
         const RunnerCallOutcome& o = run.calls[i];

@@ -135,9 +135,9 @@ void TestCli::malformedTaskCopies_data()
     QTest::newRow("bad cost model") << def << R"("flops": "4 * batch_size * hidden_size")"
                                     << R"("flops": "4 * batch_size * seq_len")" << def
                                     << "cost_model.flops: unknown name 'seq_len'";
-    QTest::newRow("scored workload unknown")
-        << def << R"("name": "rmsnorm",)" << R"("name": "rmsnorm", "scored_workloads": ["no-such-workload"],)" << def
-        << "scored_workloads[0]: 'no-such-workload' is not the uuid of a workload";
+    QTest::newRow("scored workload unknown") << def << R"("name": "rmsnorm",)"
+                                             << R"("name": "rmsnorm", "scored_workloads": ["no-such-workload"],)" << def
+                                             << "scored_workloads[0]: 'no-such-workload' is not the uuid of a workload";
     QTest::newRow("missing var axis") << wl << R"("axes": {"batch_size": 7, "hidden_size": 4096})"
                                       << R"("axes": {"batch_size": 7})" << u"workloads.jsonl:3"_qs
                                       << "workload.axes.hidden_size: missing";

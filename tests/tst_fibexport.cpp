@@ -1,11 +1,11 @@
 #include "testmain.h"
 #include "testsupport.h"
 
-#include <QProcess>
-#include <QTemporaryDir>
-
 #include <session/fibexport.h>
 #include <task/abiheader.h>
+
+#include <QProcess>
+#include <QTemporaryDir>
 
 #include <cmath>
 
@@ -54,8 +54,9 @@ void TestFibExport::solutionHasTheBinding()
     QVERIFY(paths == (std::vector<std::string> {"kernel.cu", "ks_task.h", "main.cpp"}));
     const std::string binding = (*solution)["sources"][2]["content"].get<std::string>();
     // Inputs in definition order, then the outputs; the scalar by value; axes from the tensors.
-    QVERIFY2(binding.find("void run(torch::Tensor q, torch::Tensor k_cache, torch::Tensor v_cache, torch::Tensor "
-                          "kv_indptr, torch::Tensor kv_indices, double sm_scale, torch::Tensor output, torch::Tensor lse)")
+    QVERIFY2(
+        binding.find("void run(torch::Tensor q, torch::Tensor k_cache, torch::Tensor v_cache, torch::Tensor "
+                     "kv_indptr, torch::Tensor kv_indices, double sm_scale, torch::Tensor output, torch::Tensor lse)")
             != std::string::npos,
         binding.c_str());
     QVERIFY2(binding.find("a.batch_size = q.size(0);") != std::string::npos, binding.c_str());
@@ -100,8 +101,8 @@ int main()
     const QString stub = QString::fromStdString((test::sourceDir() / "tests/data/torch_extension_stub").string());
     QProcess cxx;
     cxx.start(u"g++"_qs,
-        {u"-std=c++17"_qs, u"-O1"_qs, u"-fopenmp-simd"_qs, u"-Wall"_qs, u"-Wextra"_qs, u"-Werror"_qs, u"-I"_qs, stub, u"-I"_qs,
-            QString::fromStdString(root.string()), QString::fromStdString((root / "driver.cpp").string()),
+        {u"-std=c++17"_qs, u"-O1"_qs, u"-fopenmp-simd"_qs, u"-Wall"_qs, u"-Wextra"_qs, u"-Werror"_qs, u"-I"_qs, stub,
+            u"-I"_qs, QString::fromStdString(root.string()), QString::fromStdString((root / "driver.cpp").string()),
             QString::fromStdString((test::tasksDir() / "rmsnorm/baseline.cpp").string()), u"-o"_qs,
             QString::fromStdString((root / "driver").string())});
     QVERIFY(cxx.waitForFinished(120000));

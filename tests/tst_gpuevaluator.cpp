@@ -299,9 +299,9 @@ void TestGpuEvaluator::taskCheatsAreCaught_data()
             << QString::fromStdString(std::string("cudaMemsetAsync((void*)") + t.input + ", 0, 64, s);") << QString()
             << "REJECTED"
             << "modified its inputs";
-        QTest::addRow("%s: NaN output", t.name) << t.name << t.workload << "cudaMemsetAsync(a->output, 0xff, 64, s);"
-                                                << QString() << "INCORRECT_NUMERICAL"
-                                                << "NaN";
+        QTest::addRow("%s: NaN output", t.name)
+            << t.name << t.workload << "cudaMemsetAsync(a->output, 0xff, 64, s);" << QString() << "INCORRECT_NUMERICAL"
+            << "NaN";
     }
     // The MoE's tolerance lets 5 % of the elements miss; a kernel that skips the last 5 % of the
     // tokens (their rows keep the runner's noise) must still fail, on the bound on the misses.
@@ -313,7 +313,8 @@ void TestGpuEvaluator::taskCheatsAreCaught_data()
            "    cudaMallocAsync(&full, a->seq_len * 7168 * 2, s);\n"
            "    b.output = static_cast<ks_bf16_t*>(full);\n"
            "    const int rc = ks_run_honest(&b, w, wb, s);\n"
-           "    cudaMemcpyAsync(a->output, full, (a->seq_len - a->seq_len / 20) * 7168 * 2, cudaMemcpyDeviceToDevice, s);\n"
+           "    cudaMemcpyAsync(a->output, full, (a->seq_len - a->seq_len / 20) * 7168 * 2, cudaMemcpyDeviceToDevice, "
+           "s);\n"
            "    cudaFreeAsync(full, s);\n"
            "    return rc;"
         << "INCORRECT_NUMERICAL"

@@ -10,12 +10,11 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
-#include <set>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <set>
+#include <sstream>
 
 using namespace ks;
 using test::FakeHttpServer;
@@ -149,8 +148,8 @@ void TestRunCommand::killResumeExport()
         QVERIFY(t["workload"].contains("uuid") && t["workload"].contains("axes"));
         const auto& ev = t["evaluation"];
         const std::string status = ev["status"].get<std::string>();
-        QVERIFY2(std::set<std::string>({"PASSED", "INCORRECT_NUMERICAL", "INCORRECT_SHAPE", "RUNTIME_ERROR",
-                     "COMPILE_ERROR", "TIMEOUT"})
+        QVERIFY2(std::set<std::string>(
+                     {"PASSED", "INCORRECT_NUMERICAL", "INCORRECT_SHAPE", "RUNTIME_ERROR", "COMPILE_ERROR", "TIMEOUT"})
                      .count(status),
             status.c_str());
         QCOMPARE(ev.contains("performance"), status == "PASSED");

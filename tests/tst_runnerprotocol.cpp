@@ -16,8 +16,8 @@ Job sampleJob()
     job.backend = "cuda";
     job.library = "/abs/candidate.so";
     job.argsSize = 40;
-    job.fields = {{"x", Field::Role::Input, 0, 8}, {"alpha", Field::Role::Scalar, 8, 4}, {"y", Field::Role::Output, 16, 8},
-        {"n", Field::Role::Axis, 24, 8}};
+    job.fields = {{"x", Field::Role::Input, 0, 8}, {"alpha", Field::Role::Scalar, 8, 4},
+        {"y", Field::Role::Output, 16, 8}, {"n", Field::Role::Axis, 24, 8}};
     job.bench = {true, 12, 500, 0.01, 0.3, 0.05};
     job.measureDevice = true;
     Call call;
@@ -76,18 +76,33 @@ void TestRunnerProtocol::malformedJobsNameTheField_data()
     QTest::addColumn<QString>("pointer"); // JSON pointer of the value to replace
     QTest::addColumn<QString>("value"); // its new JSON text; empty: remove it
     QTest::addColumn<QString>("fragment");
-    QTest::newRow("buffer without fd") << "/calls/0/inputs/x/fd" << "" << "calls.w-1.inputs.x: needs fd and bytes";
-    QTest::newRow("fd of a standard stream") << "/calls/0/outputs/y/fd" << "2"
+    QTest::newRow("buffer without fd") << "/calls/0/inputs/x/fd"
+                                       << ""
+                                       << "calls.w-1.inputs.x: needs fd and bytes";
+    QTest::newRow("fd of a standard stream") << "/calls/0/outputs/y/fd"
+                                             << "2"
                                              << "calls.w-1.outputs.y: fd 2 is not a shared buffer";
-    QTest::newRow("unknown role") << "/fields/1/role" << "\"constant\"" << "fields: unknown role 'constant'";
-    QTest::newRow("field past the arguments") << "/fields/3/offset" << "36" << "fields.n: outside args_size";
-    QTest::newRow("timing sets without outputs")
-        << "/calls/0/timing_outputs" << "[]" << "calls.w-1: timing_inputs and timing_outputs differ in length";
-    QTest::newRow("swapped outputs of another length")
-        << "/calls/0/swapped_outputs" << "[{}, {}]" << "calls.w-1: swapped_outputs and timing_inputs differ";
-    QTest::newRow("inputs not an object") << "/calls/0/inputs" << "[1]" << "calls.w-1.inputs: must be an object";
-    QTest::newRow("missing library") << "/library" << "" << "library";
-    QTest::newRow("args_size of the wrong type") << "/args_size" << "\"forty\"" << "number";
+    QTest::newRow("unknown role") << "/fields/1/role"
+                                  << "\"constant\""
+                                  << "fields: unknown role 'constant'";
+    QTest::newRow("field past the arguments") << "/fields/3/offset"
+                                              << "36"
+                                              << "fields.n: outside args_size";
+    QTest::newRow("timing sets without outputs") << "/calls/0/timing_outputs"
+                                                 << "[]"
+                                                 << "calls.w-1: timing_inputs and timing_outputs differ in length";
+    QTest::newRow("swapped outputs of another length") << "/calls/0/swapped_outputs"
+                                                       << "[{}, {}]"
+                                                       << "calls.w-1: swapped_outputs and timing_inputs differ";
+    QTest::newRow("inputs not an object") << "/calls/0/inputs"
+                                          << "[1]"
+                                          << "calls.w-1.inputs: must be an object";
+    QTest::newRow("missing library") << "/library"
+                                     << ""
+                                     << "library";
+    QTest::newRow("args_size of the wrong type") << "/args_size"
+                                                 << "\"forty\""
+                                                 << "number";
 }
 
 void TestRunnerProtocol::malformedJobsNameTheField()

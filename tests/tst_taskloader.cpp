@@ -329,8 +329,8 @@ void TestTaskLoader::loadsTheTrimulTask()
     QVERIFY(task.files.referenceCu && task.files.baselineCu);
     QCOMPARE(task.workloads.size(), std::size_t {13});
     // J covers GPU MODE's seven benchmark shapes (seq_len, batch, dim), as its ranking does.
-    const std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> benchmark = {{256, 2, 128}, {768, 1, 128},
-        {256, 2, 384}, {512, 1, 128}, {1024, 1, 128}, {768, 1, 384}, {1024, 1, 384}};
+    const std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> benchmark = {
+        {256, 2, 128}, {768, 1, 128}, {256, 2, 384}, {512, 1, 128}, {1024, 1, 128}, {768, 1, 384}, {1024, 1, 384}};
     std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> scored;
     for (const std::string& id : task.definition.scoredWorkloads) {
         const Workload* w = task.workload(id);

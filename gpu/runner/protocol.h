@@ -349,6 +349,9 @@ inline CallLine callFromJson(const nlohmann::json& j)
     return c;
 }
 
-inline nlohmann::json startedLine(const std::string& callId) { return {{"id", callId}, {"status", status::kStarted}}; }
+inline nlohmann::json startedLine(const std::string& callId)
+{
+    return {{"id", callId}, {"status", status::kStarted}};
+}
 
 } // namespace ksr

@@ -29,7 +29,11 @@ class Tensor
 {
 public:
     Tensor() = default;
-    Tensor(void* data, std::vector<std::int64_t> shape) : m_data(data), m_shape(std::move(shape)) { }
+    Tensor(void* data, std::vector<std::int64_t> shape)
+        : m_data(data)
+        , m_shape(std::move(shape))
+    {
+    }
     void* data_ptr() const { return m_data; }
     std::int64_t size(int dim) const { return m_shape.at(static_cast<std::size_t>(dim)); }
     Device device() const { return {}; }
@@ -57,7 +61,7 @@ inline Tensor empty(std::vector<std::int64_t> shape, TensorOptions)
     } while (0)
 
 struct StubModule {
-    template <class F> void def(const char*, F) { }
+    template<class F> void def(const char*, F) { }
 };
 #define TORCH_EXTENSION_NAME ks_binding
 #define PYBIND11_MODULE(name, m) [[maybe_unused]] static void name##_init(StubModule& m)
