@@ -13,7 +13,7 @@ namespace ks::cli {
 namespace {
 
 const QStringList kCommands {QStringLiteral("gui"), QStringLiteral("tasks"), QStringLiteral("eval"),
-    QStringLiteral("llm"), QStringLiteral("run"), QStringLiteral("export")};
+    QStringLiteral("llm"), QStringLiteral("run"), QStringLiteral("export"), QStringLiteral("worker")};
 
 struct Split {
     GlobalOptions global;
@@ -81,6 +81,8 @@ QString usageText()
         "                         --target, --max-time, --max-dollars; --resume to continue a session)\n"
         "  export --session DIR --out DIR\n"
         "                         best kernel, report, tree (JSON, SVG) and a FlashInfer-Bench solution\n"
+        "  worker                 evaluate candidates sent as JSON lines on stdin, answers on stdout\n"
+        "                         (the trusted worker of remote and parallel searches; docs/workers.md)\n"
         "  llm ping --provider NAME --model NAME\n"
         "                         one short exchange with a model: answer, latency, tokens, cost\n"
         "                         (--base-url URL, --command CMD, --replay FILE, --prices FILE)\n"
@@ -143,6 +145,8 @@ int dispatch(const QStringList& arguments)
         return runRunCommand(rest, s.global);
     if (s.command == u"export")
         return runExportCommand(rest, s.global);
+    if (s.command == u"worker")
+        return runWorkerCommand(rest, s.global);
     return runGui(rest.isEmpty() ? QStringList {QStringLiteral("ksearch gui")} : rest, s.global);
 }
 

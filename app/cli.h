@@ -22,6 +22,7 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& global);
 int runLlmCommand(const QStringList& arguments, const GlobalOptions& global);
 int runRunCommand(const QStringList& arguments, const GlobalOptions& global);
 int runExportCommand(const QStringList& arguments, const GlobalOptions& global);
+int runWorkerCommand(const QStringList& arguments, const GlobalOptions& global);
 
 QString usageText();
 

@@ -1,0 +1,194 @@
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <functional>
+#include <task/evaluation.h>
+#include <workerprotocol.h>
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+// `ksearch worker`, the real executable, spoken to over its stdin and stdout as a remote caller
+// would: the handshake, candidates evaluated where the worker runs (verdicts and J made there,
+// inputs made once per search), and every malformed or unservable request answered with an error
+// that says what is wrong, without ending the conversation (except a version mismatch).
+
+namespace {
+
+class WorkerProcess
+{
+public:
+    WorkerProcess()
+    {
+        m_process.start(QString::fromStdString((test::binDir() / "ksearch").string()), {u"worker"_qs});
+        m_started = m_process.waitForStarted(10000);
+    }
+    ~WorkerProcess()
+    {
+        if (m_process.state() != QProcess::NotRunning) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+    }
+    bool started() const { return m_started; }
+    // Sends one line and returns the reply line (null when none came within the limit).
+    nlohmann::json ask(const nlohmann::json& request, int timeoutMs = 120000) { return askRaw(request.dump(), timeoutMs); }
+    nlohmann::json askRaw(const std::string& line, int timeoutMs = 120000)
+    {
+        m_process.write(QByteArray::fromStdString(line + "\n"));
+        while (!m_process.canReadLine())
+            if (!m_process.waitForReadyRead(timeoutMs))
+                return nullptr;
+        return nlohmann::json::parse(m_process.readLine().toStdString());
+    }
+    int finish()
+    {
+        m_process.closeWriteChannel();
+        if (!m_process.waitForFinished(30000))
+            return -1;
+        return m_process.exitStatus() == QProcess::NormalExit ? m_process.exitCode() : -1;
+    }
+
+private:
+    QProcess m_process;
+    bool m_started = false;
+};
+
+nlohmann::json hello(int version = worker::kProtocolVersion)
+{
+    return {{"type", "hello"}, {"version", version}, {"ksearch", "test"}};
+}
+
+const char* kHonest = "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+                      "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n";
+
+} // namespace
+
+class TestWorker : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void evaluatesWhereItRuns();
+    void badRequestsGetErrors_data();
+    void badRequestsGetErrors();
+    void versionMismatchEndsTheConversation();
+
+private:
+    worker::EvaluateRequest request(const std::string& id, const std::string& source) const;
+
+    QTemporaryDir m_dir;
+    fs::path m_task;
+    std::string m_digest;
+};
+
+void TestWorker::initTestCase()
+{
+    m_task = fs::path(m_dir.path().toStdString()) / "scale";
+    test::writeScaleTask(m_task, {1000, 65536}, 2);
+    const auto loaded = loadTask(m_task);
+    QVERIFY2(loaded.task, loaded.diagnostics.formatAll().c_str());
+    m_digest = worker::taskDigest(*loaded.task);
+}
+
+worker::EvaluateRequest TestWorker::request(const std::string& id, const std::string& source) const
+{
+    worker::EvaluateRequest r;
+    r.id = id;
+    r.task = m_task.string();
+    r.taskDigest = m_digest;
+    r.source = source;
+    r.settings.seed = 1234;
+    r.settings.maxSeconds = 0.05;
+    return r;
+}
+
+void TestWorker::evaluatesWhereItRuns()
+{
+    WorkerProcess w;
+    QVERIFY(w.started());
+    const auto greeting = w.ask(hello());
+    QCOMPARE(greeting.value("type", ""), std::string("hello"));
+    QCOMPARE(greeting.value("version", 0), worker::kProtocolVersion);
+    QCOMPARE(greeting.value("ksearch", ""), std::string(KSEARCH_VERSION));
+
+    const auto first = w.ask(worker::toJson(request("e1", kHonest)));
+    QCOMPARE(first.value("type", ""), std::string("evaluation"));
+    QCOMPARE(first.value("id", ""), std::string("e1"));
+    const Evaluation e1 = evaluationFromJson(first["evaluation"]);
+    QVERIFY2(e1.status == Verdict::Passed, e1.log.c_str());
+    QCOMPARE(e1.workloads.size(), std::size_t {2});
+    QVERIFY(e1.score > 0 && e1.baselineLatencyMicros > 0);
+
+    const auto broken = w.ask(worker::toJson(request("e2", "this is not C++")));
+    QCOMPARE(evaluationFromJson(broken["evaluation"]).status, Verdict::CompileError);
+
+    // The same search again: the worker's evaluator kept its inputs, reference and baseline.
+    const Evaluation e3 = evaluationFromJson(w.ask(worker::toJson(request("e3", kHonest)))["evaluation"]);
+    QCOMPARE(e3.status, Verdict::Passed);
+    QVERIFY(e3.compileCached);
+    QCOMPARE(e3.baselineLatencyMicros, e1.baselineLatencyMicros);
+    QCOMPARE(e3.referenceSeconds, e1.referenceSeconds);
+
+    QCOMPARE(w.ask({{"type", "bye"}}).value("type", ""), std::string("bye"));
+    QCOMPARE(w.finish(), 0);
+}
+
+void TestWorker::badRequestsGetErrors_data()
+{
+    QTest::addColumn<bool>("greet");
+    QTest::addColumn<QString>("line");
+    QTest::addColumn<QString>("fragment");
+    auto line = [this](const std::function<void(nlohmann::json&)>& change) {
+        nlohmann::json j = worker::toJson(request("bad", kHonest));
+        change(j);
+        return QString::fromStdString(j.dump());
+    };
+    QTest::newRow("before hello") << false << line([](nlohmann::json&) { }) << "say hello first";
+    QTest::newRow("not JSON") << true << "{\"type\": " << "not a JSON line";
+    QTest::newRow("no type") << true << "{\"id\": \"x\"}" << "needs \"type\"";
+    QTest::newRow("unknown type") << true << "{\"type\": \"compile\"}" << "unknown request type 'compile'";
+    QTest::newRow("no source") << true << line([](nlohmann::json& j) { j.erase("source"); }) << "source: missing";
+    QTest::newRow("unknown task") << true << line([](nlohmann::json& j) { j["task"] = "no_such_task_here"; })
+                                  << "task 'no_such_task_here'";
+    QTest::newRow("task differs") << true << line([](nlohmann::json& j) { j["task_digest"] = "0123456789abcdef"; })
+                                  << "differs on this worker";
+    QTest::newRow("bad backend") << true << line([](nlohmann::json& j) { j["settings"]["backend"] = "tpu"; })
+                                 << "settings.backend: 'tpu' is not host or cuda";
+    QTest::newRow("bad seed") << true << line([](nlohmann::json& j) { j["settings"]["seed"] = "secret"; })
+                              << "settings.seed: wrong type";
+}
+
+void TestWorker::badRequestsGetErrors()
+{
+    QFETCH(bool, greet);
+    QFETCH(QString, line);
+    QFETCH(QString, fragment);
+    WorkerProcess w;
+    QVERIFY(w.started());
+    if (greet)
+        QCOMPARE(w.ask(hello()).value("type", ""), std::string("hello"));
+    const auto reply = w.askRaw(line.toStdString());
+    QCOMPARE(reply.value("type", ""), std::string("error"));
+    QVERIFY2(QString::fromStdString(reply.value("message", "")).contains(fragment), reply.dump().c_str());
+    // The conversation goes on: a hello (or a second one) is still answered.
+    QCOMPARE(w.ask(hello()).value("type", ""), std::string("hello"));
+    QCOMPARE(w.finish(), 0); // end of input: a clean exit
+}
+
+void TestWorker::versionMismatchEndsTheConversation()
+{
+    WorkerProcess w;
+    QVERIFY(w.started());
+    const auto reply = w.ask(hello(worker::kProtocolVersion + 1));
+    QCOMPARE(reply.value("type", ""), std::string("error"));
+    QVERIFY2(reply.value("message", "").find("install the same ksearch version") != std::string::npos,
+        reply.dump().c_str());
+    QCOMPARE(w.finish(), 2);
+}
+
+KS_TEST_MAIN_CORE(TestWorker)
+#include "tst_worker.moc"
