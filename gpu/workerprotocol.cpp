@@ -18,7 +18,7 @@ std::string fileText(const std::filesystem::path& path)
     return s.str();
 }
 
-template <class T> T field(const nlohmann::json& j, const char* key, const std::string& where)
+template<class T> T field(const nlohmann::json& j, const char* key, const std::string& where)
 {
     if (!j.contains(key))
         throw std::runtime_error(where + key + ": missing");
@@ -29,7 +29,7 @@ template <class T> T field(const nlohmann::json& j, const char* key, const std::
     }
 }
 
-template <class T> T optionalField(const nlohmann::json& j, const char* key, T fallback, const std::string& where)
+template<class T> T optionalField(const nlohmann::json& j, const char* key, T fallback, const std::string& where)
 {
     return j.contains(key) ? field<T>(j, key, where) : fallback;
 }

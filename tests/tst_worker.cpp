@@ -1,11 +1,12 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <task/evaluation.h>
+
 #include <QProcess>
 #include <QTemporaryDir>
 
 #include <functional>
-#include <task/evaluation.h>
 #include <workerprotocol.h>
 
 using namespace ks;
@@ -35,7 +36,10 @@ public:
     }
     bool started() const { return m_started; }
     // Sends one line and returns the reply line (null when none came within the limit).
-    nlohmann::json ask(const nlohmann::json& request, int timeoutMs = 120000) { return askRaw(request.dump(), timeoutMs); }
+    nlohmann::json ask(const nlohmann::json& request, int timeoutMs = 120000)
+    {
+        return askRaw(request.dump(), timeoutMs);
+    }
     nlohmann::json askRaw(const std::string& line, int timeoutMs = 120000)
     {
         m_process.write(QByteArray::fromStdString(line + "\n"));
@@ -147,10 +151,13 @@ void TestWorker::badRequestsGetErrors_data()
         change(j);
         return QString::fromStdString(j.dump());
     };
-    QTest::newRow("before hello") << false << line([](nlohmann::json&) { }) << "say hello first";
-    QTest::newRow("not JSON") << true << "{\"type\": " << "not a JSON line";
-    QTest::newRow("no type") << true << "{\"id\": \"x\"}" << "needs \"type\"";
-    QTest::newRow("unknown type") << true << "{\"type\": \"compile\"}" << "unknown request type 'compile'";
+    QTest::newRow("before hello") << false << line([](nlohmann::json&) {}) << "say hello first";
+    QTest::newRow("not JSON") << true << "{\"type\": "
+                              << "not a JSON line";
+    QTest::newRow("no type") << true << "{\"id\": \"x\"}"
+                             << "needs \"type\"";
+    QTest::newRow("unknown type") << true << "{\"type\": \"compile\"}"
+                                  << "unknown request type 'compile'";
     QTest::newRow("no source") << true << line([](nlohmann::json& j) { j.erase("source"); }) << "source: missing";
     QTest::newRow("unknown task") << true << line([](nlohmann::json& j) { j["task"] = "no_such_task_here"; })
                                   << "task 'no_such_task_here'";
@@ -185,8 +192,8 @@ void TestWorker::versionMismatchEndsTheConversation()
     QVERIFY(w.started());
     const auto reply = w.ask(hello(worker::kProtocolVersion + 1));
     QCOMPARE(reply.value("type", ""), std::string("error"));
-    QVERIFY2(reply.value("message", "").find("install the same ksearch version") != std::string::npos,
-        reply.dump().c_str());
+    QVERIFY2(
+        reply.value("message", "").find("install the same ksearch version") != std::string::npos, reply.dump().c_str());
     QCOMPARE(w.finish(), 2);
 }
 
