@@ -151,7 +151,8 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
         for (const auto& t : call.outputs)
             c.outputs[t.name] = outputEntry(call, 0, t);
         for (std::size_t k = 0; k < sets; ++k) {
-            ksr::BufferSet out, swapped;
+            ksr::BufferSet out;
+            ksr::BufferSet swapped;
             for (const auto& t : call.outputs) {
                 out[t.name] = outputEntry(call, k + 1, t);
                 swapped[t.name] = outputEntry(call, sets + k + 1, t);

@@ -52,7 +52,9 @@ std::optional<std::string> torchBinding(const Definition& def, bool cuda, std::s
         error = "workspace_bytes '" + def.workspaceBytes + "' is not plain arithmetic over the axes";
         return std::nullopt;
     }
-    std::string params, fill, axes;
+    std::string params;
+    std::string fill;
+    std::string axes;
     std::string firstTensor;
     const auto tensorParam = [&](const TensorSpec& t, bool output) {
         params += std::string(params.empty() ? "" : ", ") + "torch::Tensor " + t.name;
@@ -158,9 +160,7 @@ std::vector<nlohmann::json> fibTraces(
                     workload =
                         wl->raw.contains("workload") ? nlohmann::json(wl->raw["workload"]) : nlohmann::json(wl->raw);
             const std::string status = verdictForFib(w.status);
-            std::string log = w.message;
-            if (w.status == Verdict::Rejected)
-                log = "REJECTED by ksearch: " + log;
+            const std::string log = w.status == Verdict::Rejected ? "REJECTED by ksearch: " + w.message : w.message;
             nlohmann::json ev {{"status", status}, {"log", log},
                 {"environment",
                     {{"hardware", e.device.empty() ? "unknown" : e.device}, {"libs", nlohmann::json::object()}}},

@@ -146,8 +146,12 @@ inline BufferSet readSet(const nlohmann::json& j, const std::string& where)
     if (!j.is_object())
         throw std::runtime_error(where + ": must be an object of buffers by field name");
     BufferSet set;
-    for (const auto& [name, b] : j.items())
-        set[name] = readBuffer(b, where + "." + name);
+    for (const auto& [name, b] : j.items()) {
+        std::string field = where;
+        field += '.';
+        field += name;
+        set[name] = readBuffer(b, field);
+    }
     return set;
 }
 
