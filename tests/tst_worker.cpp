@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 
 #include <functional>
+#include <workerclient.h>
 #include <workerprotocol.h>
 
 using namespace ks;
@@ -80,8 +81,12 @@ private slots:
     void badRequestsGetErrors_data();
     void badRequestsGetErrors();
     void versionMismatchEndsTheConversation();
+    void clientEvaluatesThroughAWorker();
+    void clientReportsWorkersThatFail_data();
+    void clientReportsWorkersThatFail();
 
 private:
+    worker::WorkerClient::Options clientOptions(const std::string& command) const;
     worker::EvaluateRequest request(const std::string& id, const std::string& source) const;
 
     QTemporaryDir m_dir;
@@ -195,6 +200,73 @@ void TestWorker::versionMismatchEndsTheConversation()
     QVERIFY2(
         reply.value("message", "").find("install the same ksearch version") != std::string::npos, reply.dump().c_str());
     QCOMPARE(w.finish(), 2);
+}
+
+worker::WorkerClient::Options TestWorker::clientOptions(const std::string& command) const
+{
+    worker::WorkerClient::Options o;
+    o.command = command;
+    o.task = m_task.string();
+    o.taskDigest = m_digest;
+    o.settings.seed = 99;
+    o.settings.maxSeconds = 0.05;
+    o.replyTimeout = std::chrono::seconds(120);
+    return o;
+}
+
+// The caller's side: a CandidateEvaluator whose evaluations happen in `ksearch worker`, started
+// by a shell command as ssh would start it on another machine.
+void TestWorker::clientEvaluatesThroughAWorker()
+{
+    std::string error;
+    auto client = worker::WorkerClient::start(clientOptions((test::binDir() / "ksearch").string() + " worker"), error);
+    QVERIFY2(client, error.c_str());
+    const fs::path dir = fs::path(m_dir.path().toStdString()) / "client";
+    test::writeText(dir / "honest.cpp", kHonest);
+    test::writeText(dir / "broken.cpp", "not C++ at all");
+    const Evaluation honest = client->evaluate(dir / "honest.cpp");
+    QVERIFY2(honest.status == Verdict::Passed, honest.log.c_str());
+    QCOMPARE(honest.workloads.size(), std::size_t {2});
+    QCOMPARE(client->evaluate(dir / "broken.cpp").status, Verdict::CompileError);
+    QVERIFY(client->targetDescription().find("ksearch worker") != std::string::npos);
+    QCOMPARE(client->exitCode(), -1); // still running, ready for more
+    client.reset(); // says bye; the worker leaves
+}
+
+void TestWorker::clientReportsWorkersThatFail_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<bool>("starts");
+    QTest::addColumn<QString>("fragment");
+    const QString ksearch = QString::fromStdString((test::binDir() / "ksearch").string());
+    QTest::newRow("no such program") << "/nonexistent/ksearch worker" << false << "did not answer the hello";
+    QTest::newRow("exits at once") << "exit 3" << false << "exit status 3";
+    QTest::newRow("another protocol version")
+        << R"x(read l; echo '{"type": "error", "message": "protocol version 1 is not this worker'"'"'s (2)"}')x"
+        << false << "is not this worker's (2)";
+    QTest::newRow("dies after the hello")
+        << R"(read l; echo '{"type": "hello", "version": 1}'; exit 0)" << true << "the worker has gone (exit status 0)";
+    QTest::newRow("answers with garbage")
+        << R"(read l; echo '{"type": "hello", "version": 1}'; read l; echo oops)" << true << "not JSON: oops";
+}
+
+void TestWorker::clientReportsWorkersThatFail()
+{
+    QFETCH(QString, command);
+    QFETCH(bool, starts);
+    QFETCH(QString, fragment);
+    std::string error;
+    auto client = worker::WorkerClient::start(clientOptions(command.toStdString()), error);
+    QCOMPARE(client != nullptr, starts);
+    if (!starts) {
+        QVERIFY2(QString::fromStdString(error).contains(fragment), error.c_str());
+        return;
+    }
+    const fs::path file = fs::path(m_dir.path().toStdString()) / "client" / "any.cpp";
+    test::writeText(file, kHonest);
+    const Evaluation e = client->evaluate(file);
+    QCOMPARE(e.status, Verdict::RuntimeError);
+    QVERIFY2(e.log.rfind("worker: ", 0) == 0 && QString::fromStdString(e.log).contains(fragment), e.log.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestWorker)

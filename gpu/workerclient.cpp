@@ -1,0 +1,226 @@
+#include "workerclient.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <pthread.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace ks::worker {
+
+namespace {
+
+Evaluation failed(const std::string& why)
+{
+    Evaluation e;
+    e.status = Verdict::RuntimeError;
+    e.log = "worker: " + why + "\n";
+    return e;
+}
+
+} // namespace
+
+WorkerClient::WorkerClient(Options options)
+    : m_options(std::move(options))
+{
+}
+
+std::unique_ptr<WorkerClient> WorkerClient::start(Options options, std::string& error)
+{
+    std::unique_ptr<WorkerClient> c(new WorkerClient(std::move(options)));
+    int in[2] = {-1, -1};
+    int out[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+        error = std::string("cannot make pipes: ") + std::error_code(errno, std::generic_category()).message();
+        return nullptr;
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+        error = std::string("cannot fork: ") + std::error_code(errno, std::generic_category()).message();
+        return nullptr;
+    }
+    if (pid == 0) {
+        dup2(in[0], STDIN_FILENO);
+        dup2(out[1], STDOUT_FILENO);
+        setpgid(0, 0); // its own group: killed as a whole if it hangs
+        execl("/bin/sh", "sh", "-c", c->m_options.command.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    c->m_pid = pid;
+    c->m_toWorker = in[1];
+    c->m_fromWorker = out[0];
+    std::string why;
+    std::optional<nlohmann::json> reply;
+    if (c->send(helloLine(KSEARCH_VERSION), why))
+        reply = c->receive(why);
+    if (!reply) {
+        error = "worker `" + c->m_options.command + "` did not answer the hello: " + why;
+        return nullptr;
+    }
+    if (reply->value("type", std::string()) != "hello") {
+        error = "worker `" + c->m_options.command + "`: " + reply->value("message", reply->dump());
+        return nullptr;
+    }
+    return c;
+}
+
+WorkerClient::~WorkerClient()
+{
+    if (m_pid > 0 && exitCode() < 0) {
+        std::string ignored;
+        send({{"type", "bye"}}, ignored);
+    }
+    if (m_toWorker >= 0)
+        close(m_toWorker);
+    if (m_pid > 0 && m_exitCode < 0) {
+        // A worker that does not leave within a few seconds of the end of its input is killed.
+        for (int i = 0; i < 50 && exitCode() < 0; ++i)
+            usleep(100 * 1000);
+        if (m_exitCode < 0) {
+            kill(-m_pid, SIGKILL);
+            waitpid(m_pid, nullptr, 0);
+        }
+    }
+    if (m_fromWorker >= 0)
+        close(m_fromWorker);
+}
+
+// The same words whichever end of the pipes noticed first (a write into a closed pipe, or the end
+// of the worker's output), with the exit status once the process has gone.
+std::string WorkerClient::gone()
+{
+    for (int i = 0; i < 20 && exitCode() < 0; ++i)
+        usleep(50 * 1000);
+    return "the worker has gone"
+        + (m_exitCode >= 0 ? " (exit status " + std::to_string(m_exitCode) + ")" : std::string());
+}
+
+int WorkerClient::exitCode()
+{
+    if (m_exitCode >= 0 || m_pid <= 0)
+        return m_exitCode;
+    int status = 0;
+    if (waitpid(m_pid, &status, WNOHANG) == m_pid)
+        m_exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return m_exitCode;
+}
+
+bool WorkerClient::send(const nlohmann::json& line, std::string& error)
+{
+    const std::string text = line.dump() + "\n";
+    std::size_t done = 0;
+    // A worker that has gone must not kill us with SIGPIPE: the signal is blocked on this thread
+    // alone while writing (other threads and their clients are untouched), and one raised by a
+    // write into a closed pipe is taken off the pending set before the mask is restored.
+    sigset_t pipeSignal;
+    sigset_t previous;
+    sigemptyset(&pipeSignal);
+    sigaddset(&pipeSignal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous);
+    bool ok = true;
+    while (ok && done < text.size()) {
+        const ssize_t n = write(m_toWorker, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int code = errno;
+            if (code == EPIPE) {
+                const timespec now {0, 0};
+                sigtimedwait(&pipeSignal, nullptr, &now);
+            }
+            error = code == EPIPE
+                ? gone()
+                : "cannot write to the worker: " + std::error_code(code, std::generic_category()).message();
+            ok = false;
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return ok;
+}
+
+std::optional<nlohmann::json> WorkerClient::receive(std::string& error)
+{
+    const auto deadline = std::chrono::steady_clock::now() + m_options.replyTimeout;
+    for (;;) {
+        if (const auto eol = m_buffered.find('\n'); eol != std::string::npos) {
+            const std::string line = m_buffered.substr(0, eol);
+            m_buffered.erase(0, eol + 1);
+            try {
+                return nlohmann::json::parse(line);
+            } catch (const nlohmann::json::exception&) {
+                error = "the worker wrote a line that is not JSON: " + line.substr(0, 200);
+                return std::nullopt;
+            }
+        }
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            error = "no answer within " + std::to_string(m_options.replyTimeout.count() / 1000) + " s";
+            return std::nullopt;
+        }
+        pollfd p {m_fromWorker, POLLIN, 0};
+        const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        if (ready < 0 && errno != EINTR) {
+            error = std::string("poll: ") + std::error_code(errno, std::generic_category()).message();
+            return std::nullopt;
+        }
+        if (ready <= 0)
+            continue;
+        char chunk[65536];
+        const ssize_t n = read(m_fromWorker, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            error = gone();
+            return std::nullopt;
+        }
+        m_buffered.append(chunk, static_cast<std::size_t>(n));
+    }
+}
+
+Evaluation WorkerClient::evaluate(const std::filesystem::path& source)
+{
+    std::ifstream in(source, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in)
+        return failed(source.string() + ": cannot read the candidate");
+    EvaluateRequest r;
+    r.id = "e" + std::to_string(++m_requests);
+    r.task = m_options.task;
+    r.taskDigest = m_options.taskDigest;
+    r.source = text.str();
+    r.settings = m_options.settings;
+    std::string error;
+    if (!send(toJson(r), error))
+        return failed(error);
+    const auto reply = receive(error);
+    if (!reply)
+        return failed(error);
+    if (reply->value("type", std::string()) == "error")
+        return failed(reply->value("message", std::string("an error without a message")));
+    if (reply->value("type", std::string()) != "evaluation" || reply->value("id", std::string()) != r.id
+        || !reply->contains("evaluation"))
+        return failed("an unexpected reply: " + reply->dump().substr(0, 300));
+    Evaluation e = evaluationFromJson((*reply)["evaluation"]);
+    if (!e.device.empty())
+        m_device = e.device;
+    return e;
+}
+
+std::string WorkerClient::targetDescription() const
+{
+    return (m_device.empty() ? std::string("a worker") : m_device) + " (through `" + m_options.command + "`)";
+}
+
+} // namespace ks::worker
