@@ -48,6 +48,11 @@ struct RunFlags {
     QCommandLineOption label {u"label"_qs, u"a note stored with the session: how and why it was made"_qs, u"TEXT"_qs};
     QCommandLineOption prices {u"prices"_qs, u"price overrides (JSON)"_qs, u"FILE"_qs};
     QCommandLineOption quiet {u"quiet"_qs, u"only the summary"_qs};
+    QCommandLineOption worker {u"worker"_qs,
+        u"evaluate in a worker started by this shell command, e.g. \"ssh gpu-box ksearch worker\" (docs/workers.md)"_qs,
+        u"CMD"_qs};
+    QCommandLineOption workerTask {u"worker-task"_qs,
+        u"the task as the worker finds it (default: its name, on the worker's task path)"_qs, u"NAME|PATH"_qs};
 };
 
 std::optional<int> positiveInt(const QCommandLineParser& p, const QCommandLineOption& o, QString* error)
@@ -130,7 +135,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     const RunFlags f;
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.seed, f.target,
         f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed, f.benchSeconds, f.label,
-        f.prices, f.quiet});
+        f.prices, f.quiet, f.worker, f.workerTask});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);
@@ -153,6 +158,10 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     options.prices = loadPrices(parser.value(f.prices), &error);
     if (!options.prices)
         return usage(error);
+    options.workerCommand = parser.value(f.worker).toStdString();
+    options.workerTask = parser.value(f.workerTask).toStdString();
+    if (parser.isSet(f.workerTask) && !parser.isSet(f.worker))
+        return usage(u"--worker-task: needs --worker CMD"_qs);
 
     std::unique_ptr<SearchRun> run;
     std::string runError;

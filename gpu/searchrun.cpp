@@ -65,7 +65,29 @@ bool SearchRun::build(
     es.runTimeout = options.runTimeout;
     es.cudaVisibleDevices = options.cudaDevice;
     es.extraFlags = options.extraFlags;
-    m_evaluator = std::make_unique<Evaluator>(*m_task, es);
+    CandidateEvaluator* evaluator = nullptr;
+    std::string compiler;
+    if (options.workerCommand.empty()) {
+        m_evaluator = std::make_unique<Evaluator>(*m_task, es);
+        evaluator = m_evaluator.get();
+        compiler = m_evaluator->compilerDescription();
+    } else {
+        worker::WorkerClient::Options wo;
+        wo.command = options.workerCommand;
+        wo.task = options.workerTask.empty() ? config.taskName : options.workerTask;
+        wo.taskDigest = worker::taskDigest(*m_task);
+        wo.settings.backend = config.backend;
+        wo.settings.maxSeconds = options.benchSeconds;
+        wo.settings.timeoutSeconds = static_cast<double>(options.runTimeout.count()) / 1000.0;
+        wo.sourceSuffix = config.programSuffix();
+        m_worker = worker::WorkerClient::start(wo, m_workerError);
+        if (!m_worker) {
+            error = m_workerError;
+            return false;
+        }
+        evaluator = m_worker.get();
+        compiler = "the worker's";
+    }
 
     m_prices = options.prices ? *options.prices : PriceTable::builtIn();
     m_ledger.restore(QMap<QString, RoleUsage>());
@@ -92,14 +114,16 @@ bool SearchRun::build(
     setup.planner = m_planner.get();
     setup.coder = m_coder.get();
     setup.ledger = &m_ledger;
-    setup.evaluator = m_evaluator.get();
-    setup.target = {m_evaluator->targetDescription(), m_evaluator->compilerDescription(), es.backend == Backend::Cuda};
+    setup.evaluator = evaluator;
+    setup.target = {evaluator->targetDescription(), compiler, es.backend == Backend::Cuda};
     m_engine = std::make_unique<SearchEngine>(setup, std::move(state));
     return true;
 }
 
 std::optional<std::string> SearchRun::environmentProblem()
 {
+    if (m_worker)
+        return std::nullopt; // the worker checked its own environment when it was greeted
     return m_evaluator->environmentProblem();
 }
 

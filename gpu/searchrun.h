@@ -1,6 +1,7 @@
 #pragma once
 
 #include "evaluator.h"
+#include "workerclient.h"
 
 #include <llm/meteredprovider.h>
 #include <llm/pricetable.h>
@@ -25,6 +26,10 @@ struct RunOptions {
     std::filesystem::path compileCache; // empty: the default
     std::string cudaDevice; // CUDA_VISIBLE_DEVICES for the runner; empty: the first GPU
     std::vector<std::string> extraFlags; // for candidates' compiles
+    // Evaluate in a `ksearch worker` started by this shell command instead of here (empty: here),
+    // naming the task as the worker finds it (empty: the task's name).
+    std::string workerCommand;
+    std::string workerTask;
 };
 
 // Everything one search needs, wired together: the session folder, the task, the evaluator, the
@@ -64,7 +69,9 @@ private:
     std::unique_ptr<Session> m_session;
     std::unique_ptr<Task> m_task;
     std::unique_ptr<QTemporaryDir> m_scratch;
-    std::unique_ptr<Evaluator> m_evaluator;
+    std::unique_ptr<Evaluator> m_evaluator; // evaluations here, or
+    std::unique_ptr<worker::WorkerClient> m_worker; // in a worker process
+    std::string m_workerError; // why the worker could not be started
     PriceTable m_prices;
     UsageLedger m_ledger;
     std::unique_ptr<LlmProvider> m_plannerRaw, m_coderRaw;

@@ -32,6 +32,7 @@ private slots:
     void usageErrors_data();
     void usageErrors();
     void cudaBackendWithoutGpu();
+    void evaluatesThroughAWorker();
 
 private:
     QStringList runArgs(const QString& session, int budget) const;
@@ -217,6 +218,29 @@ void TestRunCommand::cudaBackendWithoutGpu()
     const auto r = test::runProgram(u"ksearch"_qs, args, 60000, environment());
     QCOMPARE(r.exitCode, 3);
     QVERIFY2(r.err.contains(u"the cuda backend is not available"), qPrintable(r.err));
+}
+
+// `--worker CMD`: every candidate goes to `ksearch worker` started by the command (as ssh would
+// start it on a GPU server) and comes back judged; a worker that cannot start stops the run with
+// its reason before any LLM call.
+void TestRunCommand::evaluatesThroughAWorker()
+{
+    const QString worker = QString::fromStdString((test::binDir() / "ksearch").string()) + u" worker"_qs;
+    const QString task = QString::fromStdString((m_root / "scale").string());
+    const QString session = QString::fromStdString((m_root / "worker-session").string());
+    QStringList args = runArgs(session, 3);
+    args << u"--worker"_qs << worker << u"--worker-task"_qs << task;
+    const auto r = test::runProgram(u"ksearch"_qs, args, 300000, environment());
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains(u"Evaluations: 3 of 3"), qPrintable(r.out));
+    QCOMPARE(countEvaluations(m_root / "worker-session" / "journal.jsonl"), 3);
+    QVERIFY2(r.out.contains(u"PASSED"), qPrintable(r.out));
+
+    QStringList broken = runArgs(QString::fromStdString((m_root / "worker-broken").string()), 3);
+    broken << u"--worker"_qs << u"exit 3"_qs;
+    const auto failed = test::runProgram(u"ksearch"_qs, broken, 60000, environment());
+    QCOMPARE(failed.exitCode, 2);
+    QVERIFY2(failed.err.contains(u"worker `exit 3` did not answer the hello"), qPrintable(failed.err));
 }
 
 KS_TEST_MAIN_CORE(TestRunCommand)
