@@ -99,8 +99,15 @@ std::string WorkerClient::gone()
 {
     for (int i = 0; i < 20 && exitCode() < 0; ++i)
         usleep(50 * 1000);
-    return "the worker has gone"
-        + (m_exitCode >= 0 ? " (exit status " + std::to_string(m_exitCode) + ")" : std::string());
+    std::string why = "the worker has gone";
+    if (m_exitCode >= 0)
+        why += " (exit status " + std::to_string(m_exitCode) + ")";
+    if (m_exitCode == 127) // the shell's (or ssh's remote shell's) "command not found"
+        why += ": the command was not found; install ksearch (the same version) where the worker runs, or give "
+               "its full path in the command";
+    else if (m_exitCode == 255) // ssh's own failures: the host, the network, the key
+        why += ": ssh could not connect or log in (try `ssh HOST true` by hand: the host, the key, the agent)";
+    return why;
 }
 
 int WorkerClient::exitCode()

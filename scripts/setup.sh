@@ -10,6 +10,7 @@ packages=(
     nlohmann-json3-dev libspdlog-dev
     xvfb xauth
     dpkg-dev file desktop-file-utils
+    openssh-server openssh-client
 )
 
 missing=()
