@@ -16,7 +16,7 @@ namespace ks::worker {
 
 namespace {
 
-Evaluation failed(const std::string& why)
+Evaluation failedEvaluation(const std::string& why)
 {
     Evaluation e;
     e.status = Verdict::RuntimeError;
@@ -197,6 +197,11 @@ std::optional<nlohmann::json> WorkerClient::receive(std::string& error)
 
 Evaluation WorkerClient::evaluate(const std::filesystem::path& source)
 {
+    m_unavailable.reset();
+    const auto failed = [this](const std::string& why) {
+        m_unavailable = "worker `" + m_options.command + "`: " + why;
+        return failedEvaluation(why);
+    };
     std::ifstream in(source, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

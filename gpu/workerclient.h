@@ -36,6 +36,9 @@ public:
     Evaluation evaluate(const std::filesystem::path& source) override;
     [[nodiscard]] std::string sourceSuffix() const override { return m_options.sourceSuffix; }
     [[nodiscard]] std::string targetDescription() const override;
+    // Set by an evaluate() that failed on the worker's side (every failure this client sees is
+    // one: the worker's own verdicts, COMPILE_ERROR included, come back as evaluations).
+    [[nodiscard]] std::optional<std::string> unavailable() const override { return m_unavailable; }
 
     // The worker's exit status once it has gone (-1 while it runs).
     int exitCode();
@@ -54,6 +57,7 @@ private:
     std::string m_device; // from the last evaluation
     int m_exitCode = -1;
     int m_requests = 0;
+    std::optional<std::string> m_unavailable;
 };
 
 } // namespace ks::worker

@@ -33,6 +33,7 @@ private slots:
     void usageErrors();
     void cudaBackendWithoutGpu();
     void evaluatesThroughAWorker();
+    void workerThatDiesHaltsTheRun();
 
 private:
     QStringList runArgs(const QString& session, int budget) const;
@@ -241,6 +242,32 @@ void TestRunCommand::evaluatesThroughAWorker()
     const auto failed = test::runProgram(u"ksearch"_qs, broken, 60000, environment());
     QCOMPARE(failed.exitCode, 2);
     QVERIFY2(failed.err.contains(u"worker `exit 3` did not answer the hello"), qPrintable(failed.err));
+}
+
+// A worker that dies with a candidate in hand is the evaluator's failure, not the candidate's: the
+// run halts with the reason and records no evaluation; resumed with a working worker, the same
+// candidate is evaluated and the budget comes out exact.
+void TestRunCommand::workerThatDiesHaltsTheRun()
+{
+    const QString task = QString::fromStdString((m_root / "scale").string());
+    const QString session = QString::fromStdString((m_root / "dying-worker").string());
+    QStringList args = runArgs(session, 3);
+    args << u"--worker"_qs << uR"(read l; echo '{"type": "hello", "version": 1}'; read l; exit 0)"_qs;
+    const auto halted = test::runProgram(u"ksearch"_qs, args, 120000, environment());
+    QCOMPARE(halted.exitCode, 3);
+    QVERIFY2(halted.err.contains(u"halted"), qPrintable(halted.err));
+    QVERIFY2(halted.err.contains(u"was not judged: worker `"), qPrintable(halted.err));
+    QVERIFY2(halted.err.contains(u"the worker has gone (exit status 0)"), qPrintable(halted.err));
+    const fs::path journal = m_root / "dying-worker" / "journal.jsonl";
+    QCOMPARE(countEvaluations(journal), 0);
+
+    const QString worker = QString::fromStdString((test::binDir() / "ksearch").string()) + u" worker"_qs;
+    const auto resumed = test::runProgram(u"ksearch"_qs,
+        {u"run"_qs, u"--resume"_qs, u"--session"_qs, session, u"--worker"_qs, worker, u"--worker-task"_qs, task},
+        300000, environment());
+    QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err + resumed.out));
+    QVERIFY2(resumed.out.contains(u"Evaluations: 3 of 3"), qPrintable(resumed.out));
+    QCOMPARE(countEvaluations(journal), 3);
 }
 
 KS_TEST_MAIN_CORE(TestRunCommand)

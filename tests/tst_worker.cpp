@@ -227,7 +227,9 @@ void TestWorker::clientEvaluatesThroughAWorker()
     const Evaluation honest = client->evaluate(dir / "honest.cpp");
     QVERIFY2(honest.status == Verdict::Passed, honest.log.c_str());
     QCOMPARE(honest.workloads.size(), std::size_t {2});
+    QVERIFY(!client->unavailable()); // the candidate was judged
     QCOMPARE(client->evaluate(dir / "broken.cpp").status, Verdict::CompileError);
+    QVERIFY(!client->unavailable()); // a compile error is the candidate's, not the worker's
     QVERIFY(client->targetDescription().find("ksearch worker") != std::string::npos);
     QCOMPARE(client->exitCode(), -1); // still running, ready for more
     client.reset(); // says bye; the worker leaves
@@ -267,6 +269,7 @@ void TestWorker::clientReportsWorkersThatFail()
     const Evaluation e = client->evaluate(file);
     QCOMPARE(e.status, Verdict::RuntimeError);
     QVERIFY2(e.log.rfind("worker: ", 0) == 0 && QString::fromStdString(e.log).contains(fragment), e.log.c_str());
+    QVERIFY(client->unavailable()); // the engine must not count it against the candidate
 }
 
 KS_TEST_MAIN_CORE(TestWorker)

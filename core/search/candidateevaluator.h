@@ -3,6 +3,7 @@
 #include <task/evaluation.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace ks {
@@ -18,6 +19,10 @@ public:
     virtual std::string sourceSuffix() const = 0; // ".cu" or ".cpp"
     // For prompts: "NVIDIA H200 (sm_90a, CUDA 13.0)" or "host CPU (g++ -O3 -march=native -fopenmp)".
     virtual std::string targetDescription() const = 0;
+    // After an evaluate(): why that result must not count, because the evaluator itself failed
+    // (a remote worker that died or went silent), not the candidate. The engine then records
+    // nothing and halts with the reason; the candidate is evaluated again when the run resumes.
+    virtual std::optional<std::string> unavailable() const { return std::nullopt; }
 };
 
 } // namespace ks

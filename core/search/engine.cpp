@@ -253,6 +253,11 @@ void SearchEngine::evaluatePending()
 {
     const PendingCandidate c = *m_state.candidate;
     const Evaluation e = m_setup.evaluator->evaluate(m_setup.session->programPath(c.program));
+    if (const auto why = m_setup.evaluator->unavailable()) {
+        halt("the candidate of " + c.node + " was not judged: " + *why
+            + "; nothing was recorded, and it is evaluated again when the run resumes");
+        return;
+    }
     record(ev::Evaluation {c.node, c.program, c.exchange, c.prompt, std::string(authorName(c.author)), toJson(e)});
 }
 
