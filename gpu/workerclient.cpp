@@ -36,7 +36,8 @@ std::unique_ptr<WorkerClient> WorkerClient::start(Options options, std::string& 
     std::unique_ptr<WorkerClient> c(new WorkerClient(std::move(options)));
     int in[2] = {-1, -1};
     int out[2] = {-1, -1};
-    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    int err[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
         error = std::string("cannot make pipes: ") + std::error_code(errno, std::generic_category()).message();
         return nullptr;
     }
@@ -48,15 +49,19 @@ std::unique_ptr<WorkerClient> WorkerClient::start(Options options, std::string& 
     if (pid == 0) {
         dup2(in[0], STDIN_FILENO);
         dup2(out[1], STDOUT_FILENO);
+        dup2(err[1], STDERR_FILENO);
         setpgid(0, 0); // its own group: killed as a whole if it hangs
         execl("/bin/sh", "sh", "-c", c->m_options.command.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
+    close(err[1]);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
     c->m_pid = pid;
     c->m_toWorker = in[1];
     c->m_fromWorker = out[0];
+    c->m_errors = err[0];
     std::string why;
     std::optional<nlohmann::json> reply;
     if (c->send(helloLine(KSEARCH_VERSION), why))
@@ -91,6 +96,18 @@ WorkerClient::~WorkerClient()
     }
     if (m_fromWorker >= 0)
         close(m_fromWorker);
+    if (m_errors >= 0)
+        close(m_errors);
+}
+
+void WorkerClient::drainErrors()
+{
+    char chunk[4096];
+    for (ssize_t n; m_errors >= 0 && (n = read(m_errors, chunk, sizeof chunk)) > 0;) {
+        m_errorTail.append(chunk, static_cast<std::size_t>(n));
+        if (m_errorTail.size() > 4096)
+            m_errorTail.erase(0, m_errorTail.size() - 2048);
+    }
 }
 
 // The same words whichever end of the pipes noticed first (a write into a closed pipe, or the end
@@ -107,6 +124,16 @@ std::string WorkerClient::gone()
                "its full path in the command";
     else if (m_exitCode == 255) // ssh's own failures: the host, the network, the key
         why += ": ssh could not connect or log in (try `ssh HOST true` by hand: the host, the key, the agent)";
+    drainErrors();
+    // The last lines it wrote on stderr say why in its own words (srun's, ssh's, the shell's).
+    std::string tail = m_errorTail;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' '))
+        tail.pop_back();
+    if (const auto cut = tail.size() > 600 ? tail.find('\n', tail.size() - 600) : std::string::npos;
+        cut != std::string::npos)
+        tail = tail.substr(cut + 1);
+    if (!tail.empty())
+        why += "; its stderr: " + tail;
     return why;
 }
 
@@ -175,8 +202,13 @@ std::optional<nlohmann::json> WorkerClient::receive(std::string& error)
             error = "no answer within " + std::to_string(m_options.replyTimeout.count() / 1000) + " s";
             return std::nullopt;
         }
-        pollfd p {m_fromWorker, POLLIN, 0};
-        const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        // Its stderr is read as it comes (a full pipe would block the worker) and kept for messages.
+        pollfd p[2] = {{m_fromWorker, POLLIN, 0}, {m_errors, POLLIN, 0}};
+        const int ready = poll(p, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        if (ready > 0 && p[1].revents != 0)
+            drainErrors();
+        if (ready > 0 && p[0].revents == 0)
+            continue;
         if (ready < 0 && errno != EINTR) {
             error = std::string("poll: ") + std::error_code(errno, std::generic_category()).message();
             return std::nullopt;

@@ -48,11 +48,14 @@ private:
     bool send(const nlohmann::json& line, std::string& error);
     std::optional<nlohmann::json> receive(std::string& error);
     std::string gone();
+    void drainErrors();
 
     Options m_options;
     int m_pid = -1;
     int m_toWorker = -1;
     int m_fromWorker = -1;
+    int m_errors = -1; // the worker's stderr
+    std::string m_errorTail; // its last bytes
     std::string m_buffered; // bytes read past the last complete line
     std::string m_device; // from the last evaluation
     int m_exitCode = -1;

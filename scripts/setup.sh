@@ -10,7 +10,7 @@ packages=(
     nlohmann-json3-dev libspdlog-dev
     xvfb xauth
     dpkg-dev file desktop-file-utils
-    openssh-server openssh-client
+    openssh-server openssh-client slurm-wlm munge
 )
 
 missing=()
