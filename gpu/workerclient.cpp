@@ -34,47 +34,74 @@ WorkerClient::WorkerClient(Options options)
 std::unique_ptr<WorkerClient> WorkerClient::start(Options options, std::string& error)
 {
     std::unique_ptr<WorkerClient> c(new WorkerClient(std::move(options)));
+    if (!c->connect(error))
+        return nullptr;
+    return c;
+}
+
+bool WorkerClient::connect(std::string& error)
+{
     int in[2] = {-1, -1};
     int out[2] = {-1, -1};
     int err[2] = {-1, -1};
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
         error = std::string("cannot make pipes: ") + std::error_code(errno, std::generic_category()).message();
-        return nullptr;
+        return false;
     }
     const pid_t pid = fork();
     if (pid < 0) {
         error = std::string("cannot fork: ") + std::error_code(errno, std::generic_category()).message();
-        return nullptr;
+        return false;
     }
     if (pid == 0) {
         dup2(in[0], STDIN_FILENO);
         dup2(out[1], STDOUT_FILENO);
         dup2(err[1], STDERR_FILENO);
         setpgid(0, 0); // its own group: killed as a whole if it hangs
-        execl("/bin/sh", "sh", "-c", c->m_options.command.c_str(), static_cast<char*>(nullptr));
+        execl("/bin/sh", "sh", "-c", m_options.command.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
     close(in[0]);
     close(out[1]);
     close(err[1]);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
-    c->m_pid = pid;
-    c->m_toWorker = in[1];
-    c->m_fromWorker = out[0];
-    c->m_errors = err[0];
+    m_pid = pid;
+    m_toWorker = in[1];
+    m_fromWorker = out[0];
+    m_errors = err[0];
+    m_exitCode = -1;
+    m_buffered.clear();
+    m_errorTail.clear();
     std::string why;
     std::optional<nlohmann::json> reply;
-    if (c->send(helloLine(KSEARCH_VERSION), why))
-        reply = c->receive(why);
+    if (send(helloLine(KSEARCH_VERSION), why))
+        reply = receive(why);
     if (!reply) {
-        error = "worker `" + c->m_options.command + "` did not answer the hello: " + why;
-        return nullptr;
+        error = "worker `" + m_options.command + "` did not answer the hello: " + why;
+        return false;
     }
     if (reply->value("type", std::string()) != "hello") {
-        error = "worker `" + c->m_options.command + "`: " + reply->value("message", reply->dump());
-        return nullptr;
+        error = "worker `" + m_options.command + "`: " + reply->value("message", reply->dump());
+        return false;
     }
-    return c;
+    return true;
+}
+
+// Ends the current worker process, whatever its state, and closes its pipes.
+void WorkerClient::disconnect()
+{
+    if (m_toWorker >= 0)
+        close(m_toWorker);
+    if (m_pid > 0 && exitCode() < 0) {
+        kill(-m_pid, SIGKILL);
+        waitpid(m_pid, nullptr, 0);
+    }
+    if (m_fromWorker >= 0)
+        close(m_fromWorker);
+    if (m_errors >= 0)
+        close(m_errors);
+    m_toWorker = m_fromWorker = m_errors = -1;
+    m_pid = -1;
 }
 
 WorkerClient::~WorkerClient()
@@ -227,7 +254,7 @@ std::optional<nlohmann::json> WorkerClient::receive(std::string& error)
     }
 }
 
-Evaluation WorkerClient::evaluate(const std::filesystem::path& source)
+Evaluation WorkerClient::evaluateOnce(const std::filesystem::path& source)
 {
     m_unavailable.reset();
     const auto failed = [this](const std::string& why) {
@@ -259,6 +286,28 @@ Evaluation WorkerClient::evaluate(const std::filesystem::path& source)
     Evaluation e = evaluationFromJson((*reply)["evaluation"]);
     if (!e.device.empty())
         m_device = e.device;
+    return e;
+}
+
+// A worker that fails with a candidate in hand (a preempted SLURM step, a dropped ssh connection)
+// is started again once and given the same candidate; only the result of the attempt that
+// completes is returned, so an evaluation is never counted twice.
+Evaluation WorkerClient::evaluate(const std::filesystem::path& source)
+{
+    Evaluation e = evaluateOnce(source);
+    if (!m_unavailable)
+        return e;
+    const std::string first = *m_unavailable;
+    disconnect();
+    std::string error;
+    if (!connect(error)) {
+        m_unavailable = first + "; started again once: " + error;
+        return failedEvaluation(*m_unavailable);
+    }
+    ++m_restarts;
+    e = evaluateOnce(source);
+    if (m_unavailable)
+        m_unavailable = first + "; started again once, it failed again: " + *m_unavailable;
     return e;
 }
 

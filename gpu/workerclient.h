@@ -32,8 +32,11 @@ public:
     ~WorkerClient() override;
 
     // A request the worker could not serve, or a worker that died or went silent, gives a
-    // RUNTIME_ERROR evaluation whose log starts with "worker:" and says why.
+    // RUNTIME_ERROR evaluation whose log starts with "worker:" and says why, after the worker was
+    // started again once and failed again (unavailable() is then set).
     Evaluation evaluate(const std::filesystem::path& source) override;
+    // How often a failed worker was started again.
+    [[nodiscard]] int restarts() const { return m_restarts; }
     [[nodiscard]] std::string sourceSuffix() const override { return m_options.sourceSuffix; }
     [[nodiscard]] std::string targetDescription() const override;
     // Set by an evaluate() that failed on the worker's side (every failure this client sees is
@@ -45,6 +48,9 @@ public:
 
 private:
     explicit WorkerClient(Options options);
+    bool connect(std::string& error); // starts the worker and says hello
+    void disconnect();
+    Evaluation evaluateOnce(const std::filesystem::path& source);
     bool send(const nlohmann::json& line, std::string& error);
     std::optional<nlohmann::json> receive(std::string& error);
     std::string gone();
@@ -61,6 +67,7 @@ private:
     int m_exitCode = -1;
     int m_requests = 0;
     std::optional<std::string> m_unavailable;
+    int m_restarts = 0;
 };
 
 } // namespace ks::worker

@@ -84,6 +84,7 @@ private slots:
     void clientEvaluatesThroughAWorker();
     void clientReportsWorkersThatFail_data();
     void clientReportsWorkersThatFail();
+    void failedWorkerIsStartedAgainOnce();
 
 private:
     worker::WorkerClient::Options clientOptions(const std::string& command) const;
@@ -270,6 +271,26 @@ void TestWorker::clientReportsWorkersThatFail()
     QCOMPARE(e.status, Verdict::RuntimeError);
     QVERIFY2(e.log.rfind("worker: ", 0) == 0 && QString::fromStdString(e.log).contains(fragment), e.log.c_str());
     QVERIFY(client->unavailable()); // the engine must not count it against the candidate
+}
+
+// A worker lost with a candidate in hand (a preempted step, a dropped connection) is started again
+// once and given the same candidate; the caller gets one evaluation, never two.
+void TestWorker::failedWorkerIsStartedAgainOnce()
+{
+    const fs::path marker = fs::path(m_dir.path().toStdString()) / "worker-died-once";
+    const std::string ksearch = (test::binDir() / "ksearch").string();
+    // The first process greets and then dies when the candidate comes; the second is a real worker.
+    const std::string command = "if [ -e " + marker.string() + " ]; then exec " + ksearch + " worker; fi; touch "
+        + marker.string() + "; read l; echo '{\"type\": \"hello\", \"version\": 1}'; read l; exit 9";
+    std::string error;
+    auto client = worker::WorkerClient::start(clientOptions(command), error);
+    QVERIFY2(client, error.c_str());
+    const fs::path file = fs::path(m_dir.path().toStdString()) / "client" / "again.cpp";
+    test::writeText(file, kHonest);
+    const Evaluation e = client->evaluate(file);
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QVERIFY(!client->unavailable());
+    QCOMPARE(client->restarts(), 1);
 }
 
 KS_TEST_MAIN_CORE(TestWorker)
