@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that K-Search Studio needs to build, test and package.
+# Installs the Debian 12 packages that K-Search Studio needs to build, test and package
+# (--tests: also those the remote-worker tests need).
 # Quick when everything is already there: it only calls apt-get for what is missing.
 set -euo pipefail
 
@@ -10,8 +11,12 @@ packages=(
     nlohmann-json3-dev libspdlog-dev
     xvfb xauth
     dpkg-dev file desktop-file-utils
-    openssh-server openssh-client slurm-wlm munge
 )
+# With --tests: what the remote-worker tests start privately (an sshd, a single-node SLURM). Not
+# for the app itself: on a desktop these packages would enable system services nobody asked for.
+if [[ ${1:-} == --tests ]]; then
+    packages+=(openssh-server openssh-client slurm-wlm munge)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

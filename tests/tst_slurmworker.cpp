@@ -15,7 +15,7 @@ using namespace ks;
 namespace fs = std::filesystem;
 
 // Evaluation on a SLURM cluster: a real single-node SLURM (Debian's slurm-wlm and munge, installed
-// by scripts/setup.sh) configured in a temporary folder, and `ksearch worker` started as a job
+// by scripts/setup.sh --tests) configured in a temporary folder, and `ksearch worker` started as a job
 // step with srun, exactly as `--worker "srun --partition=P ... ksearch worker"` starts it. A
 // partition that does not exist is reported with srun's own words. Needs root (slurmd does).
 
@@ -60,7 +60,7 @@ void TestSlurmWorker::initTestCase()
 {
     for (const char* tool : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/srun"})
         if (!fs::exists(tool))
-            QSKIP("slurm-wlm or munge is not installed (scripts/setup.sh installs them)");
+            QSKIP("slurm-wlm or munge is not installed (scripts/setup.sh --tests installs them)");
     if (geteuid() != 0)
         QSKIP("a private slurmd needs root");
     m_root = m_dir.path().toStdString();

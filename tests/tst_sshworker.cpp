@@ -17,7 +17,7 @@ using namespace ks;
 namespace fs = std::filesystem;
 
 // Remote evaluation over real ssh: a private sshd (Debian's openssh-server, installed by
-// scripts/setup.sh) on loopback with throwaway host and user keys, and `ksearch worker` started
+// scripts/setup.sh --tests) on loopback with throwaway host and user keys, and `ksearch worker` started
 // through it exactly as `--worker "ssh HOST ksearch worker"` starts it on a GPU server. A refused
 // key and a missing remote ksearch are reported with what to do.
 
@@ -54,7 +54,7 @@ static void run(const QString& program, const QStringList& args)
 void TestSshWorker::initTestCase()
 {
     if (!fs::exists("/usr/sbin/sshd"))
-        QSKIP("openssh-server is not installed (scripts/setup.sh installs it)");
+        QSKIP("openssh-server is not installed (scripts/setup.sh --tests installs it)");
     m_root = m_dir.path().toStdString();
     const QString root = m_dir.path();
     run(u"ssh-keygen"_qs, {u"-q"_qs, u"-t"_qs, u"ed25519"_qs, u"-N"_qs, u""_qs, u"-f"_qs, root + u"/host_key"_qs});
