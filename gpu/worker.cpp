@@ -28,9 +28,8 @@ Worker::Reply Worker::handle(const std::string& line)
     if (!request.is_object() || !request.contains("type") || !request["type"].is_string())
         return {errorLine("", "a request needs \"type\": hello, evaluate or bye")};
     const std::string type = request["type"].get<std::string>();
-    const std::string id = request.value("id", nlohmann::json(std::string())).is_string()
-        ? request.value("id", std::string())
-        : std::string();
+    // The id is echoed in errors only when it is a string: a reply must never fail to be made.
+    const std::string id = request.contains("id") && request["id"].is_string() ? request["id"].get<std::string>() : "";
     if (type == "hello") {
         const int version = request.value("version", 0);
         if (version != kProtocolVersion)
@@ -47,17 +46,17 @@ Worker::Reply Worker::handle(const std::string& line)
     if (!m_greeted)
         return {errorLine(id, "say hello first (with the protocol version)")};
     if (type == "evaluate")
-        return evaluate(request);
+        return evaluate(request, id);
     return {errorLine(id, "unknown request type '" + type + "'")};
 }
 
-Worker::Reply Worker::evaluate(const nlohmann::json& requestJson)
+Worker::Reply Worker::evaluate(const nlohmann::json& requestJson, const std::string& id)
 {
     EvaluateRequest r;
     try {
         r = evaluateRequestFromJson(requestJson);
     } catch (const std::exception& e) {
-        return {errorLine(requestJson.value("id", std::string()), e.what())};
+        return {errorLine(id, e.what())};
     }
     std::string error;
     auto task = m_loadTask(r.task, error);

@@ -29,7 +29,7 @@ public:
     Reply handle(const std::string& line);
 
 private:
-    Reply evaluate(const nlohmann::json& request);
+    Reply evaluate(const nlohmann::json& request, const std::string& id);
 
     std::string m_version;
     std::filesystem::path m_scratch;

@@ -171,6 +171,7 @@ void TestWorker::badRequestsGetErrors_data()
                                   << "differs on this worker";
     QTest::newRow("bad backend") << true << line([](nlohmann::json& j) { j["settings"]["backend"] = "tpu"; })
                                  << "settings.backend: 'tpu' is not host or cuda";
+    QTest::newRow("id not a string") << true << line([](nlohmann::json& j) { j["id"] = 5; }) << "id: wrong type";
     QTest::newRow("bad seed") << true << line([](nlohmann::json& j) { j["settings"]["seed"] = "secret"; })
                               << "settings.seed: wrong type";
 }
