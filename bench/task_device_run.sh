@@ -18,27 +18,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TASK=${TASK:?set TASK to a folder under tasks/}
-OUT=${OUT:-$PWD/gpu-out}
-RES=$(mktemp -d /tmp/task-run-XXXXXX)
-mkdir -p "$OUT"
-tar xJf build/gpu-carry.tar.xz -C build || exit 1
-export LD_LIBRARY_PATH=$PWD/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-BIN=$PWD/build/gpu-run/bin
-export KSEARCH_TEST_SOURCE_DIR=$PWD KSEARCH_TEST_BIN_DIR=$BIN KSEARCH_TASKS_PATH=$PWD/tasks
-export QT_QPA_PLATFORM=offscreen XDG_CACHE_HOME=/tmp/ksearch-cache PYTHONUNBUFFERED=1
+RUN_NAME=task-run
+source bench/device_run_common.sh
 STEPS=${STEPS:-lab check kernels evaltest bench search}
-status=0
-trap 'tar czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null' EXIT
-
-step() { # name, time limit in seconds, command...
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    timeout "$limit" "$@" > "$RES/$name.log" 2>&1
-    local rc=$?
-    echo "== $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$RES/summary.log"
-    [ $rc -eq 0 ] || status=1
-    return $rc
-}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$RES/device.txt" 2>&1
 for s in $STEPS; do

@@ -1,7 +1,5 @@
 #include "runnerclient.h"
 
-#include "runner/protocol.h"
-
 #include <task/strictjson.h>
 
 #include <nlohmann/json.hpp>
@@ -82,22 +80,8 @@ std::string outputKey(const RunnerCall& call, std::size_t set, const std::string
 BenchMeasurement measurementOf(const ksr::BenchReport& b)
 {
     BenchMeasurement m;
+    static_cast<ksr::BenchReport&>(m) = b;
     m.present = true;
-    m.samplesMicros = b.samplesMicros;
-    m.medianMicros = b.medianMicros;
-    m.meanMicros = b.meanMicros;
-    m.stdevMicros = b.stdevMicros;
-    m.p25Micros = b.p25Micros;
-    m.p75Micros = b.p75Micros;
-    m.minMicros = b.minMicros;
-    m.sideWorkSamples = b.sideWorkSamples;
-    m.warmupCalls = b.warmupCalls;
-    m.launchOverheadMicros = b.launchOverheadMicros;
-    m.loopSeconds = b.loopSeconds;
-    m.warmupSeconds = b.warmupSeconds;
-    m.spanMedianMicros = b.spanMedianMicros;
-    m.stop = b.stop;
-    m.inputsUnchanged = b.inputsUnchanged;
     return m;
 }
 

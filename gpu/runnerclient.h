@@ -1,6 +1,7 @@
 #pragma once
 
 #include "compiler.h"
+#include "runner/protocol.h"
 #include "sharedmemory.h"
 #include "subprocess.h"
 
@@ -54,18 +55,9 @@ struct RunnerJob {
     std::string cudaVisibleDevices; // when set, the runner sees only this GPU (CUDA_VISIBLE_DEVICES)
 };
 
-struct BenchMeasurement {
+// What the runner reported on a call's timing loop (protocol.h's BenchReport), when it ran.
+struct BenchMeasurement : ksr::BenchReport {
     bool present = false;
-    std::vector<double> samplesMicros;
-    double medianMicros = 0, meanMicros = 0, stdevMicros = 0, p25Micros = 0, p75Micros = 0, minMicros = 0;
-    int sideWorkSamples = 0; // samples where the device stayed busy after the stream's events
-    int warmupCalls = 0;
-    double launchOverheadMicros = 0;
-    double loopSeconds = 0;
-    double warmupSeconds = 0;
-    double spanMedianMicros = 0; // CUPTI: median device span of the timed calls (0: not traced)
-    std::string stop; // noise | time | max_samples
-    bool inputsUnchanged = true;
 };
 
 struct RunnerCallOutcome {

@@ -109,22 +109,13 @@ WorkerClient::~WorkerClient()
     if (m_pid > 0 && exitCode() < 0) {
         std::string ignored;
         send({{"type", "bye"}}, ignored);
-    }
-    if (m_toWorker >= 0)
         close(m_toWorker);
-    if (m_pid > 0 && m_exitCode < 0) {
+        m_toWorker = -1;
         // A worker that does not leave within a few seconds of the end of its input is killed.
         for (int i = 0; i < 50 && exitCode() < 0; ++i)
             usleep(100 * 1000);
-        if (m_exitCode < 0) {
-            kill(-m_pid, SIGKILL);
-            waitpid(m_pid, nullptr, 0);
-        }
     }
-    if (m_fromWorker >= 0)
-        close(m_fromWorker);
-    if (m_errors >= 0)
-        close(m_errors);
+    disconnect();
 }
 
 void WorkerClient::drainErrors()

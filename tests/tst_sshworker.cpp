@@ -1,3 +1,4 @@
+#include "fakellm.h"
 #include "testmain.h"
 #include "testsupport.h"
 
@@ -132,9 +133,7 @@ void TestSshWorker::evaluatesOverSsh()
         worker::WorkerClient::start(options(sshCommand(u"user_key"_qs, ksearch + u" worker"_qs).toStdString()), error);
     QVERIFY2(client, error.c_str());
     const fs::path file = m_root / "honest.cpp";
-    test::writeText(file,
-        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n");
+    test::writeText(file, test::scaleKernel(1)); // the honest kernel of the scale task
     const Evaluation first = client->evaluate(file);
     QVERIFY2(first.status == Verdict::Passed, first.log.c_str());
     QElapsedTimer t;
