@@ -4,6 +4,7 @@
 #include "commandsupport.h"
 #include "exitcodes.h"
 
+#include <task/language.h>
 #include <task/taskcatalog.h>
 
 #include <QCommandLineParser>
@@ -90,12 +91,19 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Compile, verify and benchmark a kernel file against a task."));
     parser.addPositionalArgument(
-        QStringLiteral("file"), QStringLiteral("the kernel source (.cu for cuda, .cpp for host)"));
+        QStringLiteral("file"), QStringLiteral("the kernel source (.cu, .cpp, or .py for PyTorch and Triton)"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
     const QCommandLineOption task(
         QStringLiteral("task"), QStringLiteral("task name or folder (required)"), QStringLiteral("NAME|PATH"));
-    const QCommandLineOption backend(QStringLiteral("backend"), QStringLiteral("cuda (default) or host"),
-        QStringLiteral("NAME"), QStringLiteral("cuda"));
+    const QCommandLineOption backend(QStringLiteral("backend"),
+        QStringLiteral("cuda or host (default: cuda, host for a .cpp file)"), QStringLiteral("NAME"));
+    const QCommandLineOption language(QStringLiteral("language"),
+        QStringLiteral("cuda, cpp, triton or python (default: from the file: .cu, .cpp, .py; triton if it imports "
+                       "triton)"),
+        QStringLiteral("NAME"));
+    const QCommandLineOption python(QStringLiteral("python"),
+        QStringLiteral("the python3 with torch (and triton) for .py kernels (default: $KSEARCH_PYTHON, else python3)"),
+        QStringLiteral("PATH"));
     const QCommandLineOption workloads(QStringLiteral("workloads"),
         QStringLiteral("only these workloads (uuids or unique prefixes)"), QStringLiteral("ID,..."));
     const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("print one JSON object instead of the table"));
@@ -110,7 +118,8 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         QStringLiteral("hard limit for the candidate's process, seconds"), QStringLiteral("S"));
     const QCommandLineOption keep(
         QStringLiteral("keep"), QStringLiteral("keep the scratch folder (runner jobs, inputs)"));
-    parser.addOptions({help, task, backend, workloads, json, repeat, seed, maxSeconds, timeout, keep});
+    parser.addOptions(
+        {help, task, backend, language, python, workloads, json, repeat, seed, maxSeconds, timeout, keep});
     if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch eval"), out, err))
         return *done;
     const QStringList pos = parser.positionalArguments();
@@ -118,9 +127,30 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         err << "ksearch eval: expected --task NAME|PATH and one kernel FILE\nTry 'ksearch eval --help'.\n";
         return exitcode::InvalidInput;
     }
-    const auto b = parseBackend(parser.value(backend).toStdString());
+    const std::filesystem::path file = pos[0].toStdString();
+    std::optional<Language> lang = languageOfFile(file);
+    if (parser.isSet(language)) {
+        lang = parseLanguage(parser.value(language).toStdString());
+        if (!lang) {
+            err << "ksearch eval: --language: '" << parser.value(language) << "' is not a language ("
+                << QString::fromStdString(languageNameList()) << ")\n";
+            return exitcode::InvalidInput;
+        }
+    } else if (!lang) {
+        err << "ksearch eval: " << pos[0]
+            << ": cannot tell the language from the file name (.cu, .cpp or .py); name it with --language\n";
+        return exitcode::InvalidInput;
+    }
+    const QString backendName = parser.isSet(backend) ? parser.value(backend)
+        : *lang == Language::Cpp                      ? QStringLiteral("host")
+                                                      : QStringLiteral("cuda");
+    const auto b = parseBackend(backendName.toStdString());
     if (!b) {
-        err << "ksearch eval: --backend: '" << parser.value(backend) << "' is not a backend (cuda or host)\n";
+        err << "ksearch eval: --backend: '" << backendName << "' is not a backend (cuda or host)\n";
+        return exitcode::InvalidInput;
+    }
+    if (const std::string p = languageBackendProblem(*lang, backendName.toStdString()); !p.empty()) {
+        err << "ksearch eval: " << pos[0] << ": " << QString::fromStdString(p) << "\n";
         return exitcode::InvalidInput;
     }
     bool ok = true;
@@ -134,7 +164,6 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         err << "ksearch eval: --max-seconds: '" << parser.value(maxSeconds) << "' is not a positive number\n";
         return exitcode::InvalidInput;
     }
-    const std::filesystem::path file = pos[0].toStdString();
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec)) {
         err << "ksearch eval: " << pos[0] << ": no such file\n";
@@ -149,6 +178,9 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     scratch.setAutoRemove(!parser.isSet(keep));
     EvaluatorSettings settings;
     settings.backend = *b;
+    settings.language = lang;
+    if (parser.isSet(python))
+        settings.python = parser.value(python).toStdString();
     settings.workDir = scratch.path().toStdString();
     settings.writeInputFiles = parser.isSet(keep);
     settings.bench.maxSeconds = capSeconds;
@@ -166,8 +198,9 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         }
     Evaluator evaluator(std::move(*loadedTask), settings);
     if (const auto problem = evaluator.environmentProblem()) {
-        err << "ksearch eval: the " << parser.value(backend)
-            << " backend is not available: " << QString::fromStdString(*problem) << "\n";
+        err << "ksearch eval: the " << backendName << " backend is not available for "
+            << QString::fromLatin1(languageName(*lang).data()) << " kernels: " << QString::fromStdString(*problem)
+            << "\n";
         return exitcode::Environment;
     }
 

@@ -7,6 +7,7 @@
 #include "runprinter.h"
 
 #include <session/runsummary.h>
+#include <task/language.h>
 #include <task/taskcatalog.h>
 
 #include <QCoreApplication>
@@ -32,6 +33,11 @@ struct RunFlags {
     QCommandLineOption budget {u"budget"_qs, u"evaluator calls, compile failures included (default 120)"_qs, u"N"_qs};
     QCommandLineOption k {u"k"_qs, u"attempts without improvement that end an action (default 7)"_qs, u"N"_qs};
     QCommandLineOption backend {u"backend"_qs, u"cuda (default) or host"_qs, u"NAME"_qs, u"cuda"_qs};
+    QCommandLineOption language {u"language"_qs,
+        u"of the candidates: cuda, cpp, triton or python (default: cuda on the cuda backend, cpp on host)"_qs,
+        u"NAME"_qs};
+    QCommandLineOption python {
+        u"python"_qs, u"the python3 with torch (and triton) for python and triton candidates"_qs, u"PATH"_qs};
     QCommandLineOption seed {
         u"seed"_qs, u"a program to start from (evaluated first, attached to the root)"_qs, u"FILE"_qs};
     QCommandLineOption target {u"target"_qs, u"stop once the best J reaches this"_qs, u"J"_qs};
@@ -133,7 +139,8 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
         u"Run a search: the world model plans intents, the code policy implements them, every candidate is "
         "compiled, verified and timed, and the session folder records everything (resume it with --resume)."_qs);
     const RunFlags f;
-    parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.seed, f.target,
+    parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
+        f.seed, f.target,
         f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed, f.benchSeconds, f.label,
         f.prices, f.quiet, f.worker, f.workerTask});
     const LlmOptions planner;
@@ -159,6 +166,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     if (!options.prices)
         return usage(error);
     options.workerCommand = parser.value(f.worker).toStdString();
+    options.python = parser.value(f.python).toStdString();
     options.workerTask = parser.value(f.workerTask).toStdString();
     if (parser.isSet(f.workerTask) && !parser.isSet(f.worker))
         return usage(u"--worker-task: needs --worker CMD"_qs);
@@ -166,7 +174,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     std::unique_ptr<SearchRun> run;
     std::string runError;
     if (parser.isSet(f.resume)) {
-        for (const auto* o : {&f.task, &f.strategy, &f.seed, &f.backend, &f.frozen, &f.flat, &f.islands})
+        for (const auto* o : {&f.task, &f.strategy, &f.seed, &f.backend, &f.language, &f.frozen, &f.flat, &f.islands})
             if (parser.isSet(*o))
                 return usage(QStringLiteral("--%1: a resumed session keeps the settings it was started with "
                                             "(session.json)")
@@ -188,6 +196,15 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
         const auto b = parseBackend(parser.value(f.backend).toStdString());
         if (!b)
             return usage(QStringLiteral("--backend: '%1' is not cuda or host").arg(parser.value(f.backend)));
+        std::optional<Language> language;
+        if (parser.isSet(f.language)) {
+            language = parseLanguage(parser.value(f.language).toStdString());
+            if (!language)
+                return usage(QStringLiteral("--language: '%1' is not one of %2")
+                                 .arg(parser.value(f.language), QString::fromStdString(languageNameList())));
+            if (const std::string p = languageBackendProblem(*language, backendName(*b)); !p.empty())
+                return usage(u"--language: "_qs + QString::fromStdString(p));
+        }
         auto plannerConfig = planner.read(parser, {}, &error);
         if (!plannerConfig)
             return usage(error);
@@ -201,6 +218,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
         config.taskName = task->definition.name;
         config.taskDir = std::filesystem::absolute(task->dir);
         config.backend = backendName(*b);
+        config.language = language;
         config.settings = *settings;
         config.planner = *plannerConfig;
         config.coder = *coderConfig;
@@ -224,8 +242,10 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
             return usage(QString::fromStdString(runError));
     }
     if (const auto problem = run->environmentProblem()) {
-        err << "ksearch run: the " << QString::fromStdString(run->session().config().backend)
-            << " backend is not available: " << QString::fromStdString(*problem) << "\n";
+        const SessionConfig& c = run->session().config();
+        err << "ksearch run: the " << QString::fromStdString(c.backend) << " backend is not available for "
+            << QString::fromLatin1(languageName(c.candidateLanguage()).data())
+            << " candidates: " << QString::fromStdString(*problem) << "\n";
         return exitcode::Environment;
     }
     if (parser.isSet(f.resume)) { // budget and K may change on resume: recorded as the person's commands

@@ -104,12 +104,15 @@ struct Evaluator::WorkloadData {
 Evaluator::Evaluator(Task task, EvaluatorSettings settings)
     : m_task(std::move(task))
     , m_settings(std::move(settings))
+    , m_language(m_settings.language.value_or(defaultLanguage(backendName(m_settings.backend))))
     , m_cache(m_settings.cacheDir.empty() ? defaultCompileCacheDir() : m_settings.cacheDir)
 {
     if (m_settings.seed == 0)
         m_settings.seed = (static_cast<std::uint64_t>(std::random_device {}()) << 32) ^ std::random_device {}();
     std::error_code ec;
     fs::create_directories(m_settings.workDir, ec);
+    m_python.interpreter = m_settings.python;
+    m_python.tritonCache = m_settings.workDir / "triton-cache";
 }
 
 Evaluator::~Evaluator() = default;
@@ -117,12 +120,15 @@ Evaluator::~Evaluator() = default;
 std::string Evaluator::targetDescription() const
 {
     if (m_settings.backend == Backend::Host)
-        return "the host CPU (one process; OpenMP threads allowed)";
+        return isPythonLanguage(m_language) ? "the host CPU (PyTorch on the CPU)"
+                                            : "the host CPU (one process; OpenMP threads allowed)";
     return (m_device.empty() ? std::string("an NVIDIA GPU") : m_device) + " (sm_" + m_settings.cudaArch + ")";
 }
 
 std::string Evaluator::compilerDescription() const
 {
+    if (isPythonLanguage(m_language))
+        return m_settings.python + (m_pythonVersions.empty() ? "" : " (" + m_pythonVersions + ")");
     if (m_settings.backend == Backend::Host)
         return hostCompiler() + " -std=c++17 -O3 -march=native -fopenmp";
     return "nvcc -std=c++17 -O3 -gencode=arch=compute_" + m_settings.cudaArch + ",code=sm_" + m_settings.cudaArch;
@@ -130,6 +136,21 @@ std::string Evaluator::compilerDescription() const
 
 std::optional<std::string> Evaluator::environmentProblem()
 {
+    if (const std::string p = languageBackendProblem(m_language, backendName(m_settings.backend)); !p.empty())
+        return p;
+    if (isPythonLanguage(m_language)) {
+        try {
+            m_python.script = writePythonRunner(m_settings.workDir / "python");
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+        const PythonProbe probe =
+            probePython(m_python, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
+        if (!probe.problem.empty())
+            return probe.problem;
+        m_pythonVersions = "Python " + probe.python + ", torch " + probe.torch
+            + (probe.triton.empty() ? std::string() : ", triton " + probe.triton);
+    }
     SubprocessRequest req;
     req.environment = scrubbedEnvironment();
     req.timeout = std::chrono::seconds(60);
@@ -158,9 +179,11 @@ std::optional<std::string> Evaluator::environmentProblem()
     return std::nullopt;
 }
 
-RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, bool bench) const
+RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, bool bench, bool python) const
 {
     RunnerJob job;
+    if (python)
+        job.python = m_python;
     job.backend = m_settings.backend;
     job.library = library;
     job.layout = computeAbiLayout(m_task.definition);
@@ -361,7 +384,10 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         }
     }
     const auto compileStart = std::chrono::steady_clock::now();
-    const auto compiled = m_cache.compileAll(requests);
+    const bool python = isPythonLanguage(m_language);
+    auto compiled = m_cache.compileAll(python ? std::vector(requests.begin() + 1, requests.end()) : requests);
+    if (python) // parsed, not compiled: never cached (it takes a fraction of a second)
+        compiled.insert(compiled.begin(), checkPython(requests[0]));
     e.compileSeconds = secondsSince(compileStart);
     const CompileCache::Result& candidate = compiled[0];
     e.compileCached = candidate.cached;
@@ -395,7 +421,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         return e;
     }
     const auto runStart = std::chrono::steady_clock::now();
-    RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true);
+    RunnerJob job =
+        makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     RunnerJobResult run;
     {
         std::lock_guard lock(deviceLock(job.backend));
@@ -422,6 +449,20 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     spdlog::debug("evaluated {}: {} J={:.1f} in {:.2f} s (compile {:.2f} s, run {:.2f} s)", source.string(),
         verdictName(e.status), e.score, e.totalSeconds, e.compileSeconds, e.candidateSeconds);
     return e;
+}
+
+CompileCache::Result Evaluator::checkPython(const CompileRequest& request)
+{
+    CompileCache::Result r;
+    if (m_python.script.empty()) // evaluate() without environmentProblem() first
+        if (const auto problem = environmentProblem()) {
+            r.compile.log = *problem;
+            return r;
+        }
+    CompileRequest req = request;
+    req.workDir = m_settings.workDir / ("python-candidate-" + std::to_string(m_jobCounter + 1));
+    r.compile = checkPythonSource(m_python, req);
+    return r;
 }
 
 void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const

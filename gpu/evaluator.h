@@ -2,11 +2,13 @@
 
 #include "compilecache.h"
 #include "compiler.h"
+#include "pythonruntime.h"
 #include "runnerclient.h"
 
 #include <search/candidateevaluator.h>
 #include <task/evaluation.h>
 #include <task/hosttensor.h>
+#include <task/language.h>
 #include <task/task.h>
 
 #include <chrono>
@@ -36,6 +38,8 @@ struct EvaluatorSettings {
     std::vector<std::string> extraFlags; // compiler flags for candidates
     std::string cudaVisibleDevices; // the GPU the runner uses (CUDA_VISIBLE_DEVICES); empty: the first
     bool writeInputFiles = false; // runner jobs also get their inputs as files (for replaying a kept job)
+    std::optional<Language> language; // of candidates; nullopt: the backend's compiled language
+    std::string python = defaultPythonInterpreter(); // runs python and triton candidates
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the
@@ -49,7 +53,8 @@ public:
     ~Evaluator() override;
 
     Evaluation evaluate(const std::filesystem::path& source) override;
-    std::string sourceSuffix() const override { return m_settings.backend == Backend::Cuda ? ".cu" : ".cpp"; }
+    std::string sourceSuffix() const override { return languageSuffix(m_language); }
+    Language language() const { return m_language; }
     // The device's name once environmentProblem() or an evaluation has seen it.
     std::string targetDescription() const override;
     std::string compilerDescription() const;
@@ -63,11 +68,16 @@ private:
     struct WorkloadData;
     bool prepare(Evaluation& e, const CompileCache::Result* reference, const CompileCache::Result* gpuReference,
         const CompileCache::Result* baseline);
-    RunnerJob makeJob(const std::filesystem::path& library, const std::string& name, bool bench) const;
+    RunnerJob makeJob(
+        const std::filesystem::path& library, const std::string& name, bool bench, bool python = false) const;
+    CompileCache::Result checkPython(const CompileRequest& request);
     void judge(Evaluation& e, const RunnerJobResult& run) const;
 
     Task m_task;
     EvaluatorSettings m_settings;
+    Language m_language;
+    PythonRuntime m_python; // for python and triton candidates; its script is written on first use
+    std::string m_pythonVersions; // "torch 2.11.0, triton 3.6.0" once probed
     CompileCache m_cache;
     std::vector<std::unique_ptr<WorkloadData>> m_workloads;
     // The baseline's and candidates' outputs: mapped once per search, rewritten by each runner.

@@ -61,10 +61,10 @@ ksr::Field::Role protocolRole(AbiField::Role r)
 }
 
 // A buffer as job.json names it: a descriptor the runner inherits, and its size.
-ksr::Buffer bufferEntry(const SharedMemory& m, std::vector<int>& fds)
+ksr::Buffer bufferEntry(const SharedMemory& m, const std::vector<std::int64_t>& shape, std::vector<int>& fds)
 {
     fds.push_back(m.fd());
-    return {m.fd(), m.size(), {}};
+    return {m.fd(), m.size(), {}, shape};
 }
 
 std::size_t outputBytes(const HostTensor& t)
@@ -93,17 +93,19 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
     doc.backend = backendName(job.backend);
     doc.library = fs::absolute(job.library).string();
     doc.argsSize = job.layout.size;
+    if (job.python)
+        doc.symbol = "run";
     doc.bench = {job.bench.enabled, job.bench.minSamples, job.bench.maxSamples, job.bench.maxNoise,
         job.bench.maxSeconds, job.bench.warmupSeconds};
     doc.measureDevice = job.measureDevice;
     for (const auto& f : job.layout.fields)
-        doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size});
+        doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size, std::string(dtypeName(f.dtype))});
     // Outputs go to shared buffers marked before the job; inputs are the callers' sealed copies.
     std::uint64_t markSeed = std::random_device {}();
     auto outputEntry = [&](const RunnerCall& call, std::size_t set, const HostTensor& t) {
         auto buffer = pool.output(outputKey(call, set, t.name), outputBytes(t));
         buffer->plantMarks(markSeed++ * 0x9e3779b97f4a7c15ULL);
-        return bufferEntry(*buffer, fds);
+        return bufferEntry(*buffer, t.shape, fds);
     };
     int fileCounter = 0;
     auto inputEntries = [&](const std::vector<SharedTensor>& set) {
@@ -111,7 +113,7 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
         for (const auto& t : set) {
             if (!t.memory)
                 throw std::invalid_argument("runner input " + t.name + " has no shared memory");
-            in[t.name] = bufferEntry(*t.memory, fds);
+            in[t.name] = bufferEntry(*t.memory, t.shape, fds);
             if (job.writeInputFiles) {
                 const std::string file = "input" + std::to_string(fileCounter++) + "_" + t.name + ".bin";
                 std::ofstream out(job.jobDir / file, std::ios::binary | std::ios::trunc);
@@ -185,6 +187,11 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     SubprocessRequest sub;
     sub.argv = {runnerPath().string(), "--job", job.jobDir.string()};
     sub.environment = scrubbedEnvironment();
+    if (job.python) {
+        sub.argv = {job.python->interpreter, job.python->script.string(), "--job", job.jobDir.string()};
+        sub.environment["TRITON_CACHE_DIR"] = job.python->tritonCache.string();
+        sub.environment["PYTHONDONTWRITEBYTECODE"] = "1";
+    }
     if (!job.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = job.cudaVisibleDevices;
     sub.timeout = job.timeout;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "compiler.h"
+#include "pythonruntime.h"
 #include "runner/protocol.h"
 #include "sharedmemory.h"
 #include "subprocess.h"
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,9 @@ struct RunnerJob {
     RunnerBenchSettings bench;
     bool measureDevice = false; // the runner measures copy bandwidth first (about 0.2 s)
     std::string cudaVisibleDevices; // when set, the runner sees only this GPU (CUDA_VISIBLE_DEVICES)
+    // Python candidates: the runtime whose runner replaces ksearch-runner (same job, same result
+    // lines); the library is then the candidate's .py file. nullopt for compiled libraries.
+    std::optional<PythonRuntime> python;
 };
 
 // What the runner reported on a call's timing loop (protocol.h's BenchReport), when it ran.

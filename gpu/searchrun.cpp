@@ -65,6 +65,9 @@ bool SearchRun::build(
     es.runTimeout = options.runTimeout;
     es.cudaVisibleDevices = options.cudaDevice;
     es.extraFlags = options.extraFlags;
+    es.language = config.candidateLanguage();
+    if (!options.python.empty())
+        es.python = options.python;
     CandidateEvaluator* evaluator = nullptr;
     std::string compiler;
     if (options.workerCommand.empty()) {
@@ -77,6 +80,8 @@ bool SearchRun::build(
         wo.task = options.workerTask.empty() ? config.taskName : options.workerTask;
         wo.taskDigest = worker::taskDigest(*m_task);
         wo.settings.backend = config.backend;
+        if (config.language)
+            wo.settings.language = std::string(languageName(*config.language));
         wo.settings.maxSeconds = options.benchSeconds;
         wo.settings.timeoutSeconds = static_cast<double>(options.runTimeout.count()) / 1000.0;
         wo.sourceSuffix = config.programSuffix();
@@ -115,7 +120,7 @@ bool SearchRun::build(
     setup.coder = m_coder.get();
     setup.ledger = &m_ledger;
     setup.evaluator = evaluator;
-    setup.target = {evaluator->targetDescription(), compiler, es.backend == Backend::Cuda};
+    setup.target = {evaluator->targetDescription(), compiler, es.backend == Backend::Cuda, config.candidateLanguage()};
     m_engine = std::make_unique<SearchEngine>(setup, std::move(state));
     return true;
 }

@@ -26,6 +26,7 @@ struct RunOptions {
     std::filesystem::path compileCache; // empty: the default
     std::string cudaDevice; // CUDA_VISIBLE_DEVICES for the runner; empty: the first GPU
     std::vector<std::string> extraFlags; // for candidates' compiles
+    std::string python; // the interpreter for python and triton candidates; empty: the default
     // Evaluate in a `ksearch worker` started by this shell command instead of here (empty: here),
     // naming the task as the worker finds it (empty: the task's name).
     std::string workerCommand;

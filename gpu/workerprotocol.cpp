@@ -1,6 +1,7 @@
 #include "workerprotocol.h"
 
 #include <session/session.h>
+#include <task/language.h>
 
 #include <fstream>
 #include <sstream>
@@ -38,8 +39,11 @@ template<class T> T optionalField(const nlohmann::json& j, const char* key, T fa
 
 nlohmann::json toJson(const Settings& s)
 {
-    return {{"backend", s.backend}, {"seed", s.seed}, {"max_seconds", s.maxSeconds}, {"workloads", s.workloads},
-        {"timeout_s", s.timeoutSeconds}};
+    nlohmann::json j {{"backend", s.backend}, {"seed", s.seed}, {"max_seconds", s.maxSeconds},
+        {"workloads", s.workloads}, {"timeout_s", s.timeoutSeconds}};
+    if (!s.language.empty())
+        j["language"] = s.language;
+    return j;
 }
 
 nlohmann::json toJson(const EvaluateRequest& r)
@@ -62,6 +66,14 @@ Settings settingsFromJson(const nlohmann::json& j)
         throw std::runtime_error("settings.max_seconds: must be positive");
     s.workloads = optionalField<std::vector<std::string>>(j, "workloads", {}, "settings.");
     s.timeoutSeconds = optionalField<double>(j, "timeout_s", 0.0, "settings.");
+    s.language = optionalField<std::string>(j, "language", "", "settings.");
+    if (!s.language.empty()) {
+        const auto language = parseLanguage(s.language);
+        if (!language)
+            throw std::runtime_error("settings.language: '" + s.language + "' is not one of " + languageNameList());
+        if (const std::string p = languageBackendProblem(*language, s.backend); !p.empty())
+            throw std::runtime_error("settings.language: " + p);
+    }
     return s;
 }
 

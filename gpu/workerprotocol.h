@@ -36,6 +36,7 @@ struct Settings {
     double maxSeconds = 1.0; // timing-loop cap per workload
     std::vector<std::string> workloads; // empty: all of the task's
     double timeoutSeconds = 0; // the candidate's runner; 0: derived from the workloads
+    std::string language; // of the candidate (cuda, cpp, triton, python); empty: the backend's compiled one
 };
 
 struct EvaluateRequest {

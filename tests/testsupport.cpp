@@ -115,6 +115,23 @@ ks::SessionConfig demoSearchConfig(int budget, double minImprovement)
     return c;
 }
 
+std::string pythonWithTorch()
+{
+    static const std::string found = [] {
+        QStringList candidates {QStringLiteral("python3"), QStringLiteral("/usr/bin/python3")};
+        if (const QString env = qEnvironmentVariable("KSEARCH_PYTHON"); !env.isEmpty())
+            candidates.prepend(env);
+        for (const QString& python : candidates) {
+            QProcess p;
+            p.start(python, {QStringLiteral("-c"), QStringLiteral("import torch")});
+            if (p.waitForFinished(120000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0)
+                return python.toStdString();
+        }
+        return std::string();
+    }();
+    return found;
+}
+
 ProcessOutput runProgram(
     const QString& program, const QStringList& arguments, int timeoutMs, const QStringList& extraEnvironment)
 {

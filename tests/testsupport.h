@@ -37,6 +37,10 @@ QString fakeLlmCommand();
 // follow the demo script when KS_FAKE_LLM_MODE=demo.
 ks::SessionConfig demoSearchConfig(int budget, double minImprovement);
 
+// A python3 that imports torch: $KSEARCH_PYTHON, python3 on PATH or /usr/bin/python3 (Debian's
+// python3-torch, installed by scripts/setup.sh --tests); empty when none does.
+std::string pythonWithTorch();
+
 struct ProcessOutput {
     int exitCode = -1;
     bool crashed = false;

@@ -16,17 +16,17 @@ Job sampleJob()
     job.backend = "cuda";
     job.library = "/abs/candidate.so";
     job.argsSize = 40;
-    job.fields = {{"x", Field::Role::Input, 0, 8}, {"alpha", Field::Role::Scalar, 8, 4},
-        {"y", Field::Role::Output, 16, 8}, {"n", Field::Role::Axis, 24, 8}};
+    job.fields = {{"x", Field::Role::Input, 0, 8, "bfloat16"}, {"alpha", Field::Role::Scalar, 8, 4, "float32"},
+        {"y", Field::Role::Output, 16, 8, "bfloat16"}, {"n", Field::Role::Axis, 24, 8, "int64"}};
     job.bench = {true, 12, 500, 0.01, 0.3, 0.05};
     job.measureDevice = true;
     Call call;
     call.id = "w-1";
-    call.inputs = {{"x", {17, 4096, "input0_x.bin"}}, {"alpha", {18, 4, {}}}};
-    call.outputs = {{"y", {19, 4096, {}}}};
-    call.timingInputs = {{{"x", {20, 4096, {}}}, {"alpha", {18, 4, {}}}}};
-    call.timingOutputs = {{{"y", {21, 4096, {}}}}};
-    call.swappedOutputs = {{{"y", {22, 4096, {}}}}};
+    call.inputs = {{"x", {17, 4096, "input0_x.bin", {16, 128}}}, {"alpha", {18, 4, {}, {}}}};
+    call.outputs = {{"y", {19, 4096, {}, {16, 128}}}};
+    call.timingInputs = {{{"x", {20, 4096, {}, {16, 128}}}, {"alpha", {18, 4, {}, {}}}}};
+    call.timingOutputs = {{{"y", {21, 4096, {}, {16, 128}}}}};
+    call.swappedOutputs = {{{"y", {22, 4096, {}, {16, 128}}}}};
     call.axes = {{"n", 1024}};
     call.workspaceBytes = 256;
     call.poisonSeed = 0x123456789abcdefULL;
@@ -54,6 +54,8 @@ void TestRunnerProtocol::jobRoundTrip()
     QCOMPARE(read.calls.at(0).inputs.at("x").file, std::string("input0_x.bin"));
     QCOMPARE(read.calls.at(0).poisonSeed, 0x123456789abcdefULL);
     QCOMPARE(read.fields.at(3).role, Field::Role::Axis);
+    QCOMPARE(read.fields.at(0).dtype, std::string("bfloat16")); // the Python runner's tensor views need both
+    QCOMPARE(read.calls.at(0).outputs.at("y").shape, (std::vector<std::int64_t> {16, 128}));
     QCOMPARE(read.bench.maxSamples, 500);
     QVERIFY(read.measureDevice);
     // What the runner requires and what it may default.

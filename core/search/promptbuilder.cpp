@@ -30,14 +30,15 @@ PromptBuilder::PromptBuilder(const Task& task, TargetInfo target, ProgramSource 
     : m_task(task)
     , m_target(std::move(target))
     , m_programs(std::move(programs))
-    , m_taskFull(describeTask(task, true))
-    , m_taskShort(describeTask(task, false))
+    , m_taskFull(describeTask(task, true, m_target.language))
+    , m_taskShort(describeTask(task, false, m_target.language))
 {
 }
 
 std::string PromptBuilder::programBlock(const std::string& title, const Attempt& a) const
 {
-    return title + "\n```" + (m_target.cuda ? "cuda" : "cpp") + "\n" + m_programs(a.program) + "\n```";
+    const std::string fence = isPythonLanguage(m_target.language) ? "python" : m_target.cuda ? "cuda" : "cpp";
+    return title + "\n```" + fence + "\n" + m_programs(a.program) + "\n```";
 }
 
 std::string PromptBuilder::outcome(const SearchState& s, const SearchNode& n, bool passed) const
@@ -117,11 +118,24 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string&
     const std::string workspace = m_task.definition.workspaceBytes == "0"
         ? std::string("this task provides none")
         : "this task provides " + m_task.definition.workspaceBytes + " bytes";
-    const std::string system = renderPrompt("coder_system",
-        {{"compiler", m_target.compiler}, {"target", m_target.description}, {"workspace", workspace},
-            {"stream_rule",
-                m_target.cuda ? "launch all GPU work on `stream` and never synchronise the device;"
-                              : "run on the calling thread (OpenMP is allowed); `stream` is always null;"}});
+    const std::string system = isPythonLanguage(m_target.language)
+        ? renderPrompt("coder_system_python",
+            {{"compiler", m_target.compiler}, {"target", m_target.description},
+                {"language", m_target.language == Language::Triton ? "Triton" : "PyTorch"},
+                {"language_rule",
+                    m_target.language == Language::Triton
+                        ? "do the work in Triton kernels (@triton.jit, launched from run); torch is for glue only "
+                          "(views, allocating scratch tensors);"
+                        : "use PyTorch operations (torch, torch.nn.functional); no compiled extensions;"},
+                {"stream_rule",
+                    m_target.cuda ? "launch all GPU work on the current stream (torch.cuda.current_stream()) and "
+                                    "never synchronise: work on other streams is timed all the same;"
+                                  : "run on the calling thread; tensors are on the CPU;"}})
+        : renderPrompt("coder_system",
+            {{"compiler", m_target.compiler}, {"target", m_target.description}, {"workspace", workspace},
+                {"stream_rule",
+                    m_target.cuda ? "launch all GPU work on `stream` and never synchronise the device;"
+                                  : "run on the calling thread (OpenMP is allowed); `stream` is always null;"}});
     const SearchNode* n = s.tree.find(nodeId);
     if (!n)
         return toMessages(system, "The node " + nodeId + " is gone.");

@@ -3,6 +3,7 @@
 #include "searchstate.h"
 
 #include <llm/llmtypes.h>
+#include <task/language.h>
 #include <task/task.h>
 
 #include <QList>
@@ -17,6 +18,7 @@ struct TargetInfo {
     std::string description; // "NVIDIA H200 (sm_90a)" or "the host CPU"
     std::string compiler; // "nvcc -O3 -arch=sm_90a" or "g++ -O3 -march=native -fopenmp"
     bool cuda = true;
+    Language language = Language::Cuda; // of the candidates the coder writes
 };
 
 // Builds every prompt of the search from the state: the world model's (init, update, too_hard,

@@ -67,7 +67,29 @@ std::string abiForPrompt(const Task& task)
     return out;
 }
 
-std::string describeTask(const Task& task, bool withReference)
+std::string pythonEntryForPrompt(const Task& task)
+{
+    const Definition& d = task.definition;
+    std::string params;
+    for (const auto* list : {&d.inputs, &d.outputs})
+        for (const TensorSpec& t : *list)
+            params += (params.empty() ? "" : ", ") + t.name;
+    std::string s = "def run(" + params + "):\n";
+    const auto describe = [&](const TensorSpec& t, const char* what) {
+        s += "    # " + t.name + ": "
+            + (t.isScalar() ? std::string("Python ") + (isFloating(t.dtype) ? "float" : "int")
+                            : "torch.Tensor " + shapeText(t) + " torch." + std::string(dtypeName(t.dtype)))
+            + " (" + what + ")\n";
+    };
+    for (const TensorSpec& t : d.inputs)
+        describe(t, "input, read-only");
+    for (const TensorSpec& t : d.outputs)
+        describe(t, "output: fill it in place");
+    s += "    # Axis values are the tensors' sizes. Or: def run(inputs...) returning the outputs.\n";
+    return s;
+}
+
+std::string describeTask(const Task& task, bool withReference, Language language)
 {
     const Definition& d = task.definition;
     std::string s = "Task: " + d.name + " (" + d.opType + ")\n";
@@ -104,7 +126,10 @@ std::string describeTask(const Task& task, bool withReference)
     }
     if (task.workloads.size() > 16)
         s += "  ... and " + std::to_string(task.workloads.size() - 16) + " more\n";
-    s += "\nThe kernel interface:\n```c\n" + abiForPrompt(task) + "```\n";
+    if (isPythonLanguage(language))
+        s += "\nThe entry point:\n```python\n" + pythonEntryForPrompt(task) + "```\n";
+    else
+        s += "\nThe kernel interface:\n```c\n" + abiForPrompt(task) + "```\n";
     if (withReference) {
         std::string reference = readFile(task.files.referenceCpp);
         s += "\nThe reference implementation (plain C++, for meaning, not speed):\n```cpp\n"

@@ -2,6 +2,7 @@
 
 #include "searchstate.h"
 
+#include <task/language.h>
 #include <task/task.h>
 
 #include <string>
@@ -10,7 +11,12 @@ namespace ks {
 
 // The task as the LLM reads it: definition, tensors, workloads, the kernel ABI and (in full)
 // the reference implementation.
-std::string describeTask(const Task& task, bool withReference);
+// The interface shown is the one of `language`: ks_task.h for cuda and cpp, run(...) for python
+// and triton.
+std::string describeTask(const Task& task, bool withReference, Language language = Language::Cuda);
+
+// The entry point of a Python candidate: run's parameters, what each receives, and the outputs.
+std::string pythonEntryForPrompt(const Task& task);
 
 // The part of ks_task.h a kernel writer needs (KsArgs and ks_run), with the element types of
 // the shared prelude summarised instead of spelled out.

@@ -20,10 +20,13 @@ QJsonObject toQt(const nlohmann::json& j)
 
 nlohmann::json SessionConfig::toJson() const
 {
-    return {{"format", "ksearch-session/1"}, {"task", {{"name", taskName}, {"dir", taskDir.string()}}},
+    nlohmann::json j {{"format", "ksearch-session/1"}, {"task", {{"name", taskName}, {"dir", taskDir.string()}}},
         {"backend", backend}, {"settings", settings.toJson()},
         {"llm", {{"planner", fromQt(planner.toJson())}, {"coder", fromQt(coder.toJson())}}},
         {"seed_program", seedProgram}, {"created", created}, {"version", version}, {"label", label}};
+    if (language)
+        j["language"] = std::string(languageName(*language));
+    return j;
 }
 
 std::optional<SessionConfig> SessionConfig::fromJson(const nlohmann::json& j, std::string& error)
@@ -44,6 +47,17 @@ std::optional<SessionConfig> SessionConfig::fromJson(const nlohmann::json& j, st
     if (c.backend != "cuda" && c.backend != "host") {
         error = "backend: must be cuda or host";
         return std::nullopt;
+    }
+    if (j.contains("language")) {
+        c.language = j["language"].is_string() ? parseLanguage(j["language"].get<std::string>()) : std::nullopt;
+        if (!c.language) {
+            error = "language: must be one of " + languageNameList();
+            return std::nullopt;
+        }
+        if (const std::string p = languageBackendProblem(*c.language, c.backend); !p.empty()) {
+            error = "language: " + p;
+            return std::nullopt;
+        }
     }
     auto settings = SearchSettings::fromJson(j.value("settings", nlohmann::json::object()), error);
     if (!settings)

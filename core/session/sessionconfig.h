@@ -2,6 +2,7 @@
 
 #include <llm/llmconfig.h>
 #include <search/searchsettings.h>
+#include <task/language.h>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,9 @@ struct SessionConfig {
     std::string taskName;
     std::filesystem::path taskDir;
     std::string backend = "cuda"; // cuda | host
+    // Of the candidates (cuda, cpp, triton, python); unset in sessions made before languages
+    // existed, which use the backend's compiled language.
+    std::optional<Language> language;
     SearchSettings settings;
     LlmRoleConfig planner;
     LlmRoleConfig coder;
@@ -27,7 +31,8 @@ struct SessionConfig {
 
     nlohmann::json toJson() const;
     static std::optional<SessionConfig> fromJson(const nlohmann::json& j, std::string& error);
-    std::string programSuffix() const { return backend == "host" ? ".cpp" : ".cu"; }
+    Language candidateLanguage() const { return language.value_or(defaultLanguage(backend)); }
+    std::string programSuffix() const { return languageSuffix(candidateLanguage()); }
 };
 
 } // namespace ks

@@ -26,12 +26,15 @@ struct Field {
     Role role = Role::Input;
     std::size_t offset = 0; // in the KsArgs bytes
     std::size_t size = 0;
+    std::string dtype; // element type, FlashInfer-Bench's name ("bfloat16"); axes are "int64"
 };
 
 struct Buffer {
     int fd = -1; // shared memory inherited from the parent: raw little-endian bytes (inputs are sealed)
     std::size_t bytes = 0;
     std::string file; // a copy of an input's bytes next to job.json, for replay tools; the runner ignores it
+    // The tensor's shape ([] for a scalar): the Python runner views the bytes as a tensor of it.
+    std::vector<std::int64_t> shape;
 };
 
 using BufferSet = std::map<std::string, Buffer>; // by field name
@@ -89,7 +92,7 @@ inline const char* roleName(Field::Role role)
 
 inline nlohmann::json toJson(const Buffer& b)
 {
-    nlohmann::json j {{"fd", b.fd}, {"bytes", b.bytes}};
+    nlohmann::json j {{"fd", b.fd}, {"bytes", b.bytes}, {"shape", b.shape}};
     if (!b.file.empty())
         j["file"] = b.file;
     return j;
@@ -112,7 +115,8 @@ inline nlohmann::json toJson(const Job& job)
         {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
         {"warmup_seconds", job.bench.warmupSeconds}};
     for (const auto& f : job.fields)
-        doc["fields"].push_back({{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}});
+        doc["fields"].push_back(
+            {{"name", f.name}, {"role", roleName(f.role)}, {"offset", f.offset}, {"size", f.size}, {"dtype", f.dtype}});
     for (const auto& c : job.calls) {
         nlohmann::json j {{"id", c.id}, {"inputs", toJson(c.inputs)}, {"outputs", toJson(c.outputs)}, {"axes", c.axes},
             {"workspace_bytes", c.workspaceBytes}, {"poison_seed", c.poisonSeed}};
@@ -135,7 +139,8 @@ inline Buffer readBuffer(const nlohmann::json& j, const std::string& where)
 {
     if (!j.is_object() || !j.contains("fd") || !j.contains("bytes"))
         throw std::runtime_error(where + ": needs fd and bytes");
-    Buffer b {j.at("fd").get<int>(), j.at("bytes").get<std::size_t>(), j.value("file", std::string())};
+    Buffer b {j.at("fd").get<int>(), j.at("bytes").get<std::size_t>(), j.value("file", std::string()),
+        j.value("shape", std::vector<std::int64_t> {})};
     if (b.fd < 3)
         throw std::runtime_error(where + ": fd " + std::to_string(b.fd) + " is not a shared buffer");
     return b;
@@ -183,7 +188,7 @@ inline Job jobFromJson(const nlohmann::json& j)
     job.argsSize = j.at("args_size").get<std::size_t>();
     for (const auto& f : j.at("fields")) {
         Field field {f.at("name").get<std::string>(), detail::parseRole(f.at("role").get<std::string>()),
-            f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>()};
+            f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>(), f.value("dtype", std::string())};
         if (field.offset + field.size > job.argsSize)
             throw std::runtime_error("fields." + field.name + ": outside args_size");
         job.fields.push_back(field);

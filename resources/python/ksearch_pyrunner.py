@@ -1,0 +1,580 @@
+"""ksearch-pyrunner: runs one job of an untrusted Python candidate (PyTorch or Triton).
+
+The Python twin of ksearch-runner (gpu/runner/main.cpp). It reads the same job.json and writes
+the same result.jsonl lines (gpu/runner/protocol.h, docs/evaluation.md): inputs come as sealed
+shared memory and are copied onto the device, outputs and workspace are poisoned before every
+call, inputs are checked unchanged, the timing loop rotates input sets and its final round is
+saved for the parent to verify, the L2 is flushed as the lead-in of every sample, and a sample
+whose host clock shows the device busy for longer than its events (work on another stream)
+counts that longer figure. It only executes, times and records raw outputs: ksearch owns the
+expected outputs and decides every verdict.
+
+The candidate defines run(...) taking the definition's inputs in order (tensors, scalars as
+Python numbers) and either also its outputs, which it fills (destination-passing, as the C ABI),
+or nothing more, returning the outputs (a tensor, or a tuple in definition order).
+
+Usage: python3 ksearch_pyrunner.py --job DIR | --probe [--triton]
+"""
+
+import ctypes
+import importlib.util
+import inspect
+import json
+import math
+import mmap
+import os
+import resource
+import sys
+import time
+import traceback
+import warnings
+
+EXIT_OK, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_JOB_FAILED = 0, 2, 3, 4
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+
+
+def process_age_seconds():
+    """Seconds since this process was exec'd (the interpreter's own start-up included)."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def isolate_network(allow_user_namespace):
+    """A new network namespace has only a down loopback. Done before torch starts any thread:
+    a multithreaded process cannot enter a new user namespace."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) == 0:
+        return True
+    return allow_user_namespace and libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
+
+
+def candidate_traceback(exc, limit=1500):
+    """The exception with the candidate's frames only: the runner's own and importlib's say
+    nothing to whoever fixes the candidate. Problems the harness found are their message alone."""
+    if isinstance(exc, CallError):
+        return str(exc)
+    tb = traceback.TracebackException.from_exception(exc)
+    frames = [f for f in tb.stack if f.filename != __file__ and not f.filename.startswith("<frozen")]
+    tb.stack = traceback.StackSummary.from_list(frames)
+    text = "".join(tb.format()).strip()
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+class CallError(Exception):
+    """The candidate's call failed in a way that is its own fault (a bad return value)."""
+
+
+class Device:
+    """Memory, cache and timing primitives of one backend, as gpu/runner/backend.h."""
+
+    def __init__(self, torch, backend):
+        self.torch = torch
+        self.cuda = backend == "cuda"
+        if self.cuda:
+            if not torch.cuda.is_available():
+                raise RuntimeError("torch sees no CUDA device (torch " + torch.__version__ + ")")
+            self.device = torch.device("cuda")
+            self.stream = torch.cuda.Stream()  # the candidate's current stream, as ks_run's
+            props = torch.cuda.get_device_properties(0)
+            self.l2_bytes = int(getattr(props, "L2_cache_size", 50 << 20))
+            self.name = props.name
+            with torch.cuda.stream(self.stream):
+                self.flush_buffer = torch.empty(2 * self.l2_bytes // 4, dtype=torch.int32, device=self.device)
+                self.start = torch.cuda.Event(enable_timing=True)
+                self.end = torch.cuda.Event(enable_timing=True)
+        else:
+            self.device = torch.device("cpu")
+            self.stream = None
+            self.l2_bytes = 0
+            self.name = "host CPU"
+            self.flush_buffer = torch.empty(64 << 20, dtype=torch.uint8)
+        self.flush_value = 0
+
+    def context(self):
+        return self.torch.cuda.stream(self.stream) if self.cuda else _NullContext()
+
+    def synchronize(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def free_bytes(self):
+        if not self.cuda:
+            return None
+        try:
+            return self.torch.cuda.mem_get_info()[0]
+        except (RuntimeError, AttributeError):
+            return None
+
+    def lead_in(self):
+        """The flush: on CUDA queued right before the start event, so the device is busy while the
+        host launches (as the C++ runner and triton's do_bench); on the host written here."""
+        self.flush_value = (self.flush_value + 1) % 251
+        self.flush_buffer.fill_(self.flush_value)
+
+    def timed(self, call):
+        """Runs call() once; returns (device_us, wall_us, result). Wall time runs from before the
+        launch to the whole device being idle, so work on any stream is in it."""
+        if not self.cuda:
+            self.lead_in()
+            t0 = time.perf_counter()
+            result = call()
+            wall = (time.perf_counter() - t0) * 1e6
+            return wall, wall, result
+        self.stream.synchronize()
+        t0 = time.perf_counter()
+        self.lead_in()
+        self.start.record(self.stream)
+        result = call()
+        self.end.record(self.stream)
+        self.torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) * 1e6
+        return self.start.elapsed_time(self.end) * 1000.0, wall, result
+
+    def launch_overhead_us(self):
+        """What the host clock adds to the events of an honest call (median of an empty one)."""
+        if not self.cuda:
+            return 0.0
+        scratch = self.torch.empty(64, dtype=self.torch.uint8, device=self.device)
+        gaps = []
+        for i in range(50):
+            device_us, wall_us, _ = self.timed(lambda: scratch.fill_(i % 256))
+            gaps.append(wall_us - device_us)
+        return statistics(gaps)["median"]
+
+    def copy_bandwidth_gbs(self):
+        if not self.cuda:
+            return 0.0
+        n = 256 << 20
+        src = self.torch.empty(n, dtype=self.torch.uint8, device=self.device)
+        dst = self.torch.empty_like(src)
+        best = math.inf
+        for _ in range(5):
+            device_us, _, _ = self.timed(lambda: dst.copy_(src))
+            best = min(best, device_us)
+        return 2.0 * n / (best * 1e-6) / 1e9
+
+
+class _NullContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def statistics(values):
+    s = {"mean": 0.0, "stdev": 0.0, "median": 0.0, "p25": 0.0, "p75": 0.0, "min": 0.0}
+    if not values:
+        return s
+    n = len(values)
+    s["mean"] = sum(values) / n
+    if n > 1:
+        s["stdev"] = math.sqrt(sum((x - s["mean"]) ** 2 for x in values) / (n - 1))
+    v = sorted(values)
+
+    def q(f):
+        return v[int(f * (n - 1) + 0.5)]
+
+    s.update(median=q(0.5), p25=q(0.25), p75=q(0.75), min=v[0])
+    return s
+
+
+class Harness:
+    """One job: the candidate, its buffers and the calls, as gpu/runner/callexecutor.cpp."""
+
+    def __init__(self, torch, job, device):
+        self.torch = torch
+        self.job = job
+        self.dev = device
+        self.fields = job["fields"]
+        self.mappings = []  # shared-memory maps stay open until the process ends
+
+    # ---- buffers
+
+    def dtype(self, name):
+        torch = self.torch
+        found = getattr(torch, name, None)
+        if isinstance(found, torch.dtype):
+            return found
+        if name.startswith("float8"):
+            return torch.uint8  # an older torch without fp8: the bytes, unconverted
+        raise RuntimeError("dtype " + name + " is not known to torch " + torch.__version__)
+
+    def map_shared(self, buffer, writable, what):
+        nbytes = int(buffer["bytes"])
+        if nbytes == 0:
+            return self.torch.empty(0, dtype=self.torch.uint8)
+        if os.fstat(buffer["fd"]).st_size < nbytes:
+            raise RuntimeError(what + ": shared buffer is shorter than " + str(nbytes) + " bytes")
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+        m = mmap.mmap(buffer["fd"], nbytes, flags=mmap.MAP_SHARED, prot=prot)
+        self.mappings.append(m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # read-only maps: torch warns, and the seal enforces it
+            return self.torch.frombuffer(m, dtype=self.torch.uint8)
+
+    def typed(self, raw, field, buffer):
+        shape = buffer.get("shape") or []
+        return raw.view(self.dtype(field["dtype"])).view(shape)
+
+    def noise(self, nbytes, seed):
+        """Bytes no correct output is likely to equal: a 4 MiB random block repeated on the device."""
+        torch = self.torch
+        g = torch.Generator().manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
+        block = torch.randint(0, 256, (min(nbytes, 4 << 20),), dtype=torch.uint8, generator=g)
+        block = block.to(self.dev.device)
+        reps = -(-nbytes // max(1, block.numel()))
+        return block.repeat(reps)[:nbytes].contiguous() if nbytes else block[:0]
+
+    def allocate_outputs(self, call):
+        outs = []
+        salt = 0
+        for f in self.fields:
+            if f["role"] != "output":
+                continue
+            spec = call["outputs"][f["name"]]
+            salt += 1
+            raw = self.torch.empty(int(spec["bytes"]), dtype=self.torch.uint8, device=self.dev.device)
+            poison = self.noise(raw.numel(), call.get("poison_seed", 0) + 0x9E3779B97F4A7C15 * salt)
+            outs.append({"name": f["name"], "raw": raw, "poison": poison, "tensor": self.typed(raw, f, spec)})
+        return outs
+
+    def upload_inputs(self, call, buffers):
+        """The candidate's arguments for one input set, with pristine copies it never sees."""
+        args, raws, pristine = [], [], []
+        for f in self.fields:
+            role = f["role"]
+            if role == "input":
+                spec = buffers[f["name"]]
+                shared = self.map_shared(spec, False, "input " + f["name"])
+                raw = shared.to(self.dev.device, copy=True)
+                raws.append(raw)
+                pristine.append(shared if not self.dev.cuda else raw.clone())
+                args.append(self.typed(raw, f, spec))
+            elif role == "scalar":
+                spec = buffers[f["name"]]
+                shared = self.map_shared(spec, False, "scalar " + f["name"])
+                args.append(shared.clone().view(self.dtype(f["dtype"])).item())
+        return {"args": args, "raws": raws, "pristine": pristine}
+
+    def poison(self, outputs, workspace):
+        for o in outputs:
+            o["raw"].copy_(o["poison"])
+
+    def holds_inputs_of(self, target, source):
+        return all(self.torch.equal(a, b) for a, b in zip(target["raws"], source["pristine"]))
+
+    def save_outputs(self, shared_set, outputs):
+        for o in outputs:
+            spec = shared_set[o["name"]]
+            if int(spec["bytes"]) != o["raw"].numel():
+                raise RuntimeError("output " + o["name"] + ": shared buffer size differs from the output")
+            dst = self.map_shared(spec, True, "output " + o["name"])
+            dst.copy_(o["raw"])
+
+    # ---- calls
+
+    def bind(self, fn):
+        """Destination-passing or returning, from run's signature (see the module comment)."""
+        n_in = sum(1 for f in self.fields if f["role"] in ("input", "scalar"))
+        n_out = sum(1 for f in self.fields if f["role"] == "output")
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return "dps"
+        if any(p.kind == p.VAR_POSITIONAL for p in params):
+            return "dps"
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        required = [p for p in positional if p.default is p.empty]
+        if len(required) <= n_in + n_out <= len(positional):
+            return "dps"
+        if len(required) <= n_in <= len(positional):
+            return "returning"
+        raise CallError(
+            "%s takes %d positional parameters; it must take the %d inputs and then the %d outputs "
+            "(destination-passing), or the %d inputs alone and return the outputs"
+            % (self.job.get("symbol", "run"), len(positional), n_in, n_out, n_in))
+
+    def invoker(self, fn, style, inputs, outputs):
+        """A callable for one timed call, and what to do after the end event (returning style: copy
+        the returned tensors into the output buffers, outside the timed region)."""
+        torch = self.torch
+        if style == "dps":
+            tensors = [o["tensor"] for o in outputs]
+            return (lambda: fn(*inputs["args"], *tensors)), (lambda result: None)
+
+        def deliver(result):
+            got = [result] if torch.is_tensor(result) else list(result) if isinstance(result, (tuple, list)) else None
+            if got is None or len(got) != len(outputs):
+                raise CallError("run returned %s; expected %d output tensor(s) in definition order"
+                                % (type(result).__name__, len(outputs)))
+            for o, g in zip(outputs, got):
+                want = o["tensor"]
+                if not torch.is_tensor(g) or tuple(g.shape) != tuple(want.shape) or g.dtype != want.dtype:
+                    raise CallError("returned output %s is %s; expected %s %s" % (
+                        o["name"], "%s %s" % (g.dtype, tuple(g.shape)) if torch.is_tensor(g) else type(g).__name__,
+                        want.dtype, tuple(want.shape)))
+                want.copy_(g)
+
+        return (lambda: fn(*inputs["args"])), deliver
+
+    def run_once(self, fn, style, inputs, outputs):
+        call, deliver = self.invoker(fn, style, inputs, outputs)
+        with self.dev.context():
+            deliver(call())
+            self.dev.synchronize()
+
+    def timed_once(self, fn, style, inputs, outputs):
+        call, deliver = self.invoker(fn, style, inputs, outputs)
+        with self.dev.context():
+            device_us, wall_us, result = self.dev.timed(call)
+            deliver(result)
+            self.dev.synchronize()
+        return device_us, wall_us
+
+    def needed_bytes(self, call):
+        inputs = sum(int(b["bytes"]) for n, b in call["inputs"].items() if self.role(n) == "input")
+        if self.job["bench"].get("enabled"):
+            for s in call.get("timing_inputs", []):
+                inputs += sum(int(b["bytes"]) for n, b in s.items() if self.role(n) == "input")
+        outputs = sum(int(b["bytes"]) for b in call["outputs"].values())
+        return 2 * inputs + 2 * outputs
+
+    def role(self, name):
+        return next((f["role"] for f in self.fields if f["name"] == name), "")
+
+    def execute(self, fn, call):
+        t_call = time.perf_counter()
+        line = {"id": call["id"], "status": "harness_error", "return_code": 0, "wall_us": 0.0,
+                "inputs_unchanged": True, "total_s": 0.0}
+        free = self.dev.free_bytes()
+        need = self.needed_bytes(call)
+        if free is not None and need > free:
+            line["status"] = "error"
+            line["message"] = ("does not fit in GPU memory: this workload needs %.2f GiB on the device (inputs and "
+                               "their pristine copies, outputs and their poison), and %.2f GiB is free; run it on a "
+                               "larger GPU, or leave it out with --workloads" % (need / 2**30, free / 2**30))
+            return line
+        style = self.bind(fn)
+        outputs = self.allocate_outputs(call)
+        first = self.upload_inputs(call, call["inputs"])
+        self.poison(outputs, None)
+        self.dev.synchronize()
+        t0 = time.perf_counter()
+        self.run_once(fn, style, first, outputs)
+        line["wall_us"] = (time.perf_counter() - t0) * 1e6
+        self.save_outputs(call["outputs"], outputs)
+        line["inputs_unchanged"] = self.holds_inputs_of(first, first)
+        line["status"] = "ok"
+        if self.job["bench"].get("enabled") and call.get("timing_inputs"):
+            sets = [self.upload_inputs(call, s) for s in call["timing_inputs"]]
+            line["bench"] = self.benchmark(fn, style, call, outputs, sets, first)
+        line["total_s"] = time.perf_counter() - t_call
+        return line
+
+    def benchmark(self, fn, style, call, outputs, sets, reference):
+        """The timing loop of callexecutor.cpp's benchmark(), step for step."""
+        b = self.job["bench"]
+        min_samples, max_samples = int(b.get("min_samples", 10)), int(b.get("max_samples", 1000))
+        max_noise, max_seconds = float(b.get("max_noise", 0.005)), float(b.get("max_seconds", 1.0))
+        overhead = self.dev.launch_overhead_us()
+        report = {"launch_overhead_us": overhead, "device_spans": False, "inputs_unchanged": True}
+        warm_start = time.perf_counter()
+        warm = 0
+        while warm < 3 or time.perf_counter() - warm_start < float(b.get("warmup_seconds", 0.025)):
+            self.poison(outputs, None)
+            self.run_once(fn, style, sets[warm % len(sets)], outputs)
+            warm += 1
+            if warm > 10000:
+                break
+        report.update(warmup_calls=warm, warmup_seconds=time.perf_counter() - warm_start)
+
+        samples, device_samples, side_flags = [], [], []
+        count = len(sets)
+        swapped_outputs = call.get("swapped_outputs", [])
+        final_total = 2 * count if len(swapped_outputs) == count else count
+        final_calls, stopping, unchanged, stop = 0, False, True, "max_samples"
+        loop_start = time.perf_counter()
+        i = 0
+        while True:
+            which = i % count
+            if stopping and final_calls == final_total:
+                break
+            swapped = stopping and final_calls >= count
+            source = (sets[(which + 1) % count] if count > 1 else reference) if swapped else None
+            if swapped:
+                for dst, src in zip(sets[which]["raws"], source["pristine"]):
+                    dst.copy_(src)
+            self.poison(outputs, None)
+            device_us, wall_us = self.timed_once(fn, style, sets[which], outputs)
+            latency = device_us
+            host_view = wall_us - overhead
+            side = host_view > latency + max(3.0, 0.1 * latency)
+            if side:
+                latency = host_view
+            side_flags.append(side)
+            samples.append(latency)
+            device_samples.append(device_us)
+            if stopping:
+                self.save_outputs((swapped_outputs if swapped else call["timing_outputs"])[which], outputs)
+                if swapped:
+                    unchanged = unchanged and self.holds_inputs_of(sets[which], source)
+                final_calls += 1
+                i += 1
+                continue
+            n = len(samples)
+            if n >= min_samples:
+                s = statistics(samples)
+                rel_err = s["stdev"] / s["mean"] / math.sqrt(n) if s["mean"] > 0 else 0.0
+                if rel_err < max_noise:
+                    stop = "noise"
+                elif time.perf_counter() - loop_start > max_seconds:
+                    stop = "time"
+                elif n >= max_samples:
+                    stop = "max_samples"
+                else:
+                    i += 1
+                    continue
+                stopping = True
+                unchanged = all(self.holds_inputs_of(s_, s_) for s_ in sets)
+                while (i + 1) % count != 0:  # align the final round: set k is the k-th of each pass
+                    i += 1
+                    self.poison(outputs, None)
+                    self.run_once(fn, style, sets[i % count], outputs)
+            i += 1
+        s = statistics(samples)
+        report.update(samples_us=samples, device_samples_us=device_samples, median_us=s["median"],
+                      mean_us=s["mean"], stdev_us=s["stdev"], p25_us=s["p25"], p75_us=s["p75"], min_us=s["min"],
+                      side_work_samples=sum(side_flags), stop=stop, loop_seconds=time.perf_counter() - loop_start,
+                      inputs_unchanged=unchanged)
+        return report
+
+
+def load_candidate(path, symbol):
+    spec = importlib.util.spec_from_file_location("ks_candidate", path)
+    if spec is None or spec.loader is None:
+        raise ImportError("cannot load " + path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ks_candidate"] = module  # triton's JIT reads the source back through the module
+    spec.loader.exec_module(module)
+    fn = getattr(module, symbol, None)
+    if not callable(fn):
+        raise AttributeError("the module does not define a function " + symbol + "(...)")
+    return fn
+
+
+def is_device_error(torch, device, exc):
+    """A sticky CUDA error poisons the context: the job stops after reporting it."""
+    if not device.cuda:
+        return False
+    if "CUDA error" in str(exc) or "illegal memory access" in str(exc):
+        return True
+    try:
+        torch.cuda.synchronize()
+        return False
+    except RuntimeError:
+        return True
+
+
+def run_job(job_dir):
+    with open(os.path.join(job_dir, "job.json")) as f:
+        job = json.load(f)
+    backend = job.get("backend")
+    if backend not in ("host", "cuda"):
+        print("ksearch-pyrunner: unknown backend '%s'" % backend, file=sys.stderr)
+        return EXIT_USAGE
+    isolated = isolate_network(backend == "host")
+    try:
+        import torch
+    except ImportError as e:
+        print("ksearch-pyrunner: cannot import torch with %s: %s" % (sys.executable, e), file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    try:
+        device = Device(torch, backend)
+    except RuntimeError as e:
+        print("ksearch-pyrunner: CUDA unavailable: %s" % e, file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    results = open(os.path.join(job_dir, "result.jsonl"), "w")
+
+    def emit(line):
+        results.write(json.dumps(line) + "\n")
+        results.flush()  # each line survives a crash in the next call
+
+    env = {"id": "", "status": "environment", "network_isolated": isolated, "startup_s": process_age_seconds()}
+    if job["bench"].get("enabled") and job.get("measure_device"):
+        env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
+    emit(env)
+    harness = Harness(torch, job, device)
+    try:
+        fn = load_candidate(job["library"], job.get("symbol", "run"))
+        harness.bind(fn)
+    except BaseException as e:  # a SyntaxError, an ImportError or a SystemExit at import alike
+        emit({"id": "", "status": "load_error", "message": candidate_traceback(e)})
+        results.close()
+        return EXIT_JOB_FAILED
+    exit_code = EXIT_OK
+    for call in job["calls"]:
+        emit({"id": call["id"], "status": "started"})
+        try:
+            line = harness.execute(fn, call)
+        except BaseException as e:
+            line = {"id": call["id"], "status": "error", "message": candidate_traceback(e), "return_code": 1,
+                    "wall_us": 0.0, "inputs_unchanged": True, "total_s": 0.0}
+            if is_device_error(torch, device, e):
+                line["status"] = "device_error"
+        emit(line)
+        if line["status"] == "device_error":
+            exit_code = EXIT_JOB_FAILED
+            break
+    results.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Leave without running what the candidate may have registered (atexit, finalizers).
+    os._exit(exit_code)
+
+
+def probe(need_triton):
+    """What this python3 offers, as one JSON line (ksearch's environment check reads it)."""
+    info = {"python": sys.version.split()[0], "executable": sys.executable}
+    try:
+        import torch
+        info["torch"] = torch.__version__
+        info["cuda"] = bool(torch.cuda.is_available())
+        if info["cuda"]:
+            info["device"] = torch.cuda.get_device_name(0)
+    except ImportError as e:
+        info["missing"] = "torch"
+        info["error"] = str(e)
+    if need_triton and "missing" not in info:
+        try:
+            import triton
+            info["triton"] = triton.__version__
+        except ImportError as e:
+            info["missing"] = "triton"
+            info["error"] = str(e)
+    print(json.dumps(info))
+    return EXIT_OK
+
+
+def main(argv):
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing candidate must not litter core files
+    if len(argv) >= 2 and argv[1] == "--probe":
+        return probe("--triton" in argv[2:])
+    if len(argv) != 3 or argv[1] != "--job":
+        print("usage: ksearch_pyrunner.py --job DIR | --probe [--triton]", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return run_job(argv[2])
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        print("ksearch-pyrunner: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

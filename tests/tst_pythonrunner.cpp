@@ -1,0 +1,218 @@
+// Python candidates (PyTorch) through the Python runner on the host backend: the same rules as
+// compiled kernels (docs/evaluation.md), each adversarial pattern answered with its verdict, and
+// the environment errors of a python3 without torch named.
+
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <QTemporaryDir>
+
+#include <evaluator.h>
+
+using namespace ks;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* kHonest = "import torch\n\ndef run(x, alpha, y):\n    torch.mul(x, alpha, out=y)\n";
+
+} // namespace
+
+class TestPythonRunner : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void honestCandidatePasses();
+    void verdicts_data();
+    void verdicts();
+    void endlessCandidateTimesOut();
+    void rmsnormInPyTorchPasses();
+    void cliNamesWhatIsMissing_data();
+    void cliNamesWhatIsMissing();
+
+private:
+    std::unique_ptr<Evaluator> makeEvaluator(const fs::path& taskDir, std::chrono::milliseconds runTimeout = 60s,
+        std::vector<std::string> workloads = {});
+    fs::path candidate(const std::string& name, const std::string& source);
+
+    QTemporaryDir m_dir;
+    fs::path m_root;
+    std::string m_python;
+    std::unique_ptr<Evaluator> m_shared; // one for the verdict rows: expected outputs made once
+};
+
+void TestPythonRunner::initTestCase()
+{
+    m_root = fs::path(m_dir.path().toStdString());
+    m_python = test::pythonWithTorch();
+    if (m_python.empty())
+        QSKIP("no python3 with torch here: scripts/setup.sh --tests installs Debian's python3-torch");
+    test::writeScaleTask(m_root / "scale", {1000, 65536}, 1);
+    qputenv("OPENAI_API_KEY", "sk-must-not-leak");
+    m_shared = makeEvaluator(m_root / "scale");
+    QVERIFY(!m_shared->environmentProblem());
+}
+
+std::unique_ptr<Evaluator> TestPythonRunner::makeEvaluator(
+    const fs::path& taskDir, std::chrono::milliseconds runTimeout, std::vector<std::string> workloads)
+{
+    auto loaded = loadTask(taskDir);
+    if (!loaded.task)
+        qFatal("%s", loaded.diagnostics.formatAll().c_str());
+    EvaluatorSettings s;
+    s.backend = Backend::Host;
+    s.language = Language::Python;
+    s.python = m_python;
+    s.workDir = m_root / ("work-" + std::to_string(std::rand()));
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.05;
+    s.runTimeout = runTimeout;
+    s.workloadIds = std::move(workloads);
+    return std::make_unique<Evaluator>(std::move(*loaded.task), s);
+}
+
+fs::path TestPythonRunner::candidate(const std::string& name, const std::string& source)
+{
+    const fs::path p = m_root / "candidates" / (name + ".py");
+    test::writeText(p, source);
+    return p;
+}
+
+void TestPythonRunner::honestCandidatePasses()
+{
+    QCOMPARE(m_shared->sourceSuffix(), std::string(".py"));
+    const Evaluation e = m_shared->evaluate(candidate("honest", kHonest));
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QCOMPARE(e.workloads.size(), std::size_t {2});
+    for (const auto& w : e.workloads) {
+        QCOMPARE(w.status, Verdict::Passed);
+        QVERIFY(w.latencyMicros > 0);
+        QVERIFY(w.samples >= 10);
+        QVERIFY(w.p25Micros <= w.latencyMicros && w.latencyMicros <= w.p75Micros);
+    }
+    QVERIFY(e.score > 0);
+}
+
+void TestPythonRunner::verdicts_data()
+{
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<int>("verdict");
+    QTest::addColumn<QString>("logMentions");
+
+    const auto row = [](const char* name, const std::string& source, Verdict v, const char* mentions) {
+        QTest::newRow(name) << QString::fromStdString(source) << static_cast<int>(v) << QString::fromLatin1(mentions);
+    };
+    row("returns its outputs", "def run(x, alpha):\n    return x * alpha\n", Verdict::Passed, "");
+    row("NaN output", "def run(x, alpha, y):\n    y.fill_(float('nan'))\n", Verdict::IncorrectNumerical, "");
+    row("half the output", "import torch\ndef run(x, alpha, y):\n    n = x.numel() // 2\n"
+                           "    torch.mul(x[:n], alpha, out=y[:n])\n",
+        Verdict::IncorrectNumerical, "");
+    row("modifies an input", "def run(x, alpha, y):\n    x.mul_(alpha)\n    y.copy_(x)\n", Verdict::Rejected,
+        "modified its inputs");
+    row("caches its output by tensor address",
+        "_seen = {}\ndef run(x, alpha, y):\n    key = (x.data_ptr(), y.data_ptr())\n"
+        "    if key not in _seen:\n        _seen[key] = x * alpha\n    y.copy_(_seen[key])\n",
+        Verdict::IncorrectNumerical, "inside the timing loop");
+    row("skips the work after the first call",
+        "import torch\n_calls = [0]\ndef run(x, alpha, y):\n    _calls[0] += 1\n"
+        "    if _calls[0] <= 2:\n        torch.mul(x, alpha, out=y)\n",
+        Verdict::IncorrectNumerical, "");
+    // The key is in ksearch's environment; a candidate that finds any *_API_KEY fails loudly.
+    row("looks for an API key",
+        std::string("import os\n") + kHonest
+            + "    found = [k for k, v in os.environ.items() if 'API_KEY' in k or 'sk-must-not-leak' in v]\n"
+              "    if found:\n        raise RuntimeError('saw ' + ','.join(found))\n",
+        Verdict::Passed, "");
+    row("raises", "def run(x, alpha, y):\n    return 1 / 0\n", Verdict::RuntimeError, "ZeroDivisionError");
+    row("returns the wrong shape", "def run(x, alpha):\n    return (x * alpha)[:-1]\n", Verdict::RuntimeError,
+        "returned output y is torch.float32");
+    row("takes the wrong parameters", "def run(x):\n    return x\n", Verdict::RuntimeError,
+        "takes 1 positional parameters");
+    row("syntax error", "def run(x, alpha, y)\n    y.copy_(x)\n", Verdict::CompileError, "SyntaxError");
+    row("no run", "def kernel(x, alpha, y):\n    y.copy_(x)\n", Verdict::CompileError, "defines no top-level run");
+    row("import fails", "import not_a_module_anyone_has\ndef run(x, alpha, y):\n    pass\n", Verdict::RuntimeError,
+        "ModuleNotFoundError");
+    row("exits the process", "import os\ndef run(x, alpha, y):\n    os._exit(0)\n", Verdict::RuntimeError,
+        "during this call");
+}
+
+void TestPythonRunner::verdicts()
+{
+    QFETCH(QString, source);
+    QFETCH(int, verdict);
+    QFETCH(QString, logMentions);
+    const Evaluation e = m_shared->evaluate(candidate(QTest::currentDataTag(), source.toStdString()));
+    QVERIFY2(static_cast<int>(e.status) == verdict,
+        (std::string(verdictName(e.status)) + " (expected " + std::string(verdictName(static_cast<Verdict>(verdict)))
+            + "): " + e.log)
+            .c_str());
+    QVERIFY2(e.log.find(logMentions.toStdString()) != std::string::npos, e.log.c_str());
+}
+
+void TestPythonRunner::endlessCandidateTimesOut()
+{
+    auto ev = makeEvaluator(m_root / "scale", 8s);
+    const auto start = std::chrono::steady_clock::now();
+    const Evaluation e = ev->evaluate(candidate("endless", "def run(x, alpha, y):\n    while True:\n        pass\n"));
+    QVERIFY2(e.status == Verdict::Timeout, e.log.c_str());
+    QVERIFY(std::chrono::steady_clock::now() - start < 60s);
+}
+
+// The example: a PyTorch rmsnorm on the shipped task, checked against reference.cpp.
+void TestPythonRunner::rmsnormInPyTorchPasses()
+{
+    auto ev = makeEvaluator(test::tasksDir() / "rmsnorm", 60s, {"e316a464", "8852bde9", "51c353f8"});
+    QVERIFY(!ev->environmentProblem());
+    const Evaluation e = ev->evaluate(candidate("rmsnorm",
+        "import torch\n\ndef run(hidden_states, weight, eps, output):\n"
+        "    x = hidden_states.float()\n"
+        "    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.float()\n"
+        "    output.copy_(y.to(torch.bfloat16))\n"));
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QCOMPARE(e.workloads.size(), std::size_t {3});
+}
+
+void TestPythonRunner::cliNamesWhatIsMissing_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("mentions");
+    const QString file = QString::fromStdString((m_root / "candidates" / "honest.py").string());
+    const QString fakeTorch = QString::fromStdString((m_root / "python-without-torch").string());
+    QTest::newRow("no such interpreter") << QStringList {u"--python"_qs, u"/nonexistent/python3"_qs} << 3
+                                         << u"cannot run the Python interpreter '/nonexistent/python3'"_qs;
+    QTest::newRow("interpreter without torch") << QStringList {u"--python"_qs, fakeTorch} << 3
+                                               << u"cannot import torch: install torch for it, or point"_qs;
+    QTest::newRow("triton on the host") << QStringList {u"--language"_qs, u"triton"_qs, u"--backend"_qs, u"host"_qs}
+                                        << 2 << u"triton candidates run on the GPU"_qs;
+    QTest::newRow("unknown language") << QStringList {u"--language"_qs, u"fortran"_qs} << 2
+                                      << u"--language: 'fortran' is not a language"_qs;
+    Q_UNUSED(file);
+}
+
+void TestPythonRunner::cliNamesWhatIsMissing()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(int, exitCode);
+    QFETCH(QString, mentions);
+    // A python3 whose torch cannot be imported, as on a machine without it.
+    const fs::path blocker = m_root / "blocked-torch";
+    test::writeText(blocker / "torch.py", "raise ImportError('No module named torch (blocked by the test)')\n");
+    const fs::path wrapper = m_root / "python-without-torch";
+    test::writeText(wrapper, "#!/bin/sh\nPYTHONPATH='" + blocker.string() + "' exec " + m_python + " \"$@\"\n");
+    fs::permissions(wrapper, fs::perms::owner_all);
+    const fs::path file = candidate("cli-honest", kHonest);
+    QStringList args {u"eval"_qs, u"--task"_qs, QString::fromStdString((m_root / "scale").string()), u"--backend"_qs,
+        u"host"_qs, QString::fromStdString(file.string())};
+    if (arguments.contains(u"--backend"_qs))
+        args.remove(3, 2);
+    args.append(arguments);
+    const auto r = test::runProgram(u"ksearch"_qs, args);
+    QVERIFY2(r.exitCode == exitCode, qPrintable(r.err));
+    QVERIFY2(r.err.contains(mentions), qPrintable(r.err));
+}
+
+KS_TEST_MAIN_CORE(TestPythonRunner)
+#include "tst_pythonrunner.moc"
