@@ -140,9 +140,8 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
         "compiled, verified and timed, and the session folder records everything (resume it with --resume)."_qs);
     const RunFlags f;
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
-        f.seed, f.target,
-        f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed, f.benchSeconds, f.label,
-        f.prices, f.quiet, f.worker, f.workerTask});
+        f.seed, f.target, f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed,
+        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.workerTask});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);

@@ -9,10 +9,13 @@ planner calls change nothing. The coder answers an intent with the source it nam
   [[knob NAME=VALUE,...]]  baseline.cu with those #defines in front
   [[reference]]            reference.cu (correct, slow: the verdict must still be PASSED)
   [[broken]]               a file that does not compile (COMPILE_ERROR)
+  [[file PATH]]            the file at PATH (a Triton or PyTorch candidate, fenced as python)
 
 Environment: KS_SCRIPTED_TASK (the task folder), KS_SCRIPTED_KNOBS (knob sets separated by
 ';', each "NAME=VALUE,NAME=VALUE"; none: the baseline as it is), KS_SCRIPTED_REFERENCE=0 leaves
-the reference candidate out. Request JSON on stdin, {"text", "model", "usage"} out.
+the reference candidate out, KS_SCRIPTED_FILES (paths separated by ';': one intent per file
+instead of the knobs and the reference; [[broken]] is then a Python syntax error).
+Request JSON on stdin, {"text", "model", "usage"} out.
 """
 import json
 import os
@@ -22,7 +25,14 @@ import sys
 
 def planner(prompt):
     edit = {"reasoning": "scripted", "insert": [], "update": [], "prune": []}
-    if "Start the tree" in prompt:
+    files = [f for f in os.environ.get("KS_SCRIPTED_FILES", "").split(";") if f]
+    if "Start the tree" in prompt and files:
+        for i, f in enumerate(files):
+            edit["insert"].append({"parent": "root", "intent": f"[[file {f}]] {os.path.basename(f)}",
+                                   "priority": round(0.9 - 0.1 * i, 2), "rationale": "a prepared candidate"})
+        edit["insert"].append({"parent": "root", "intent": "[[broken]] an unfinished rewrite",
+                               "priority": 0.2, "rationale": "does not parse"})
+    elif "Start the tree" in prompt:
         knobs = [k for k in os.environ.get("KS_SCRIPTED_KNOBS", "").split(";") if k] or [""]
         for i, k in enumerate(knobs):
             edit["insert"].append({"parent": "root", "intent": f"[[knob {k}]] the baseline with {k or 'its defaults'}",
@@ -39,6 +49,11 @@ def coder(prompt):
     task = os.environ["KS_SCRIPTED_TASK"]
     m = re.search(r"Intent(?: to implement)? \((n\d+)\): ([^\n]*)", prompt)
     intent = m.group(2) if m else ""
+    f = re.search(r"\[\[file ([^\]]*)\]\]", intent)
+    if f:
+        return "Here is the kernel.\n```python\n" + open(f.group(1)).read() + "```\n"
+    if "[[broken]]" in intent and os.environ.get("KS_SCRIPTED_FILES"):
+        return "Here is the kernel.\n```python\ndef run(x)\n    return x\n```\n"
     if "[[broken]]" in intent:
         source = '#include "ks_task.h"\nextern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { return oops; }\n'
     elif "[[reference]]" in intent:

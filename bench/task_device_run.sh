@@ -14,6 +14,9 @@
 #   evaltest  tst_gpuevaluator: shippedBaselinesPass and taskCheatsAreCaught, the task's rows
 #   bench     bench/baselines_vs_torch.py on the task
 #   search    a short `ksearch run` with the command provider (bench/scripted_llm.py)
+#   python    tst_gpupython (Triton and PyTorch candidates through the Python runner)
+#   pysearch  a short `ksearch run --language $SEARCH_LANGUAGE` (default triton) whose coder answers
+#             with the files in SEARCH_FILES (';'-separated)
 # Results: $OUT/results.tgz and the summaries on stdout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +55,16 @@ for s in $STEPS; do
             --provider command --command "python3 $PWD/bench/scripted_llm.py" --model scripted \
             --budget "${SEARCH_BUDGET:-4}" -k 1 --bench-seconds 0.05
         tail -n 25 "$RES/search.log" ;;
+    python)
+        step tst_gpupython "${PYTHON_LIMIT:-400}" "$BIN/tst_gpupython"
+        grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|QINFO\|J [0-9]" "$RES/tst_gpupython.log" | cut -c1-240 ;;
+    pysearch)
+        KS_SCRIPTED_TASK=$PWD/tasks/$TASK KS_SCRIPTED_FILES="${SEARCH_FILES:?set SEARCH_FILES}" \
+            step pysearch "${SEARCH_LIMIT:-200}" "$BIN/ksearch" --log-file - run --task "$TASK" \
+            --session "$RES/pysession" --language "${SEARCH_LANGUAGE:-triton}" --provider command \
+            --command "python3 $PWD/bench/scripted_llm.py" --model scripted --budget "${SEARCH_BUDGET:-3}" -k 1 \
+            --bench-seconds 0.05
+        tail -n 25 "$RES/pysearch.log" ;;
     esac
 done
 exit $status

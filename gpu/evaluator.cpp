@@ -385,9 +385,15 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     }
     const auto compileStart = std::chrono::steady_clock::now();
     const bool python = isPythonLanguage(m_language);
-    auto compiled = m_cache.compileAll(python ? std::vector(requests.begin() + 1, requests.end()) : requests);
-    if (python) // parsed, not compiled: never cached (it takes a fraction of a second)
-        compiled.insert(compiled.begin(), checkPython(requests[0]));
+    std::vector<CompileCache::Result> compiled;
+    if (python) { // the candidate is parsed, not compiled: never cached (it takes a fraction of a second)
+        compiled.reserve(requests.size());
+        compiled.push_back(checkPython(requests[0]));
+        for (auto& r : m_cache.compileAll({requests.begin() + 1, requests.end()}))
+            compiled.push_back(std::move(r));
+    } else {
+        compiled = m_cache.compileAll(requests);
+    }
     e.compileSeconds = secondsSince(compileStart);
     const CompileCache::Result& candidate = compiled[0];
     e.compileCached = candidate.cached;
@@ -421,8 +427,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         return e;
     }
     const auto runStart = std::chrono::steady_clock::now();
-    RunnerJob job =
-        makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
+    RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     RunnerJobResult run;
     {
         std::lock_guard lock(deviceLock(job.backend));

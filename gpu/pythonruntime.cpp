@@ -92,8 +92,8 @@ PythonProbe probePython(const PythonRuntime& runtime, bool needTriton, bool need
         return probe;
     }
     if (!r.succeeded()) {
-        probe.problem = runtime.interpreter + " failed to report what it has (" + r.describeExit()
-            + "): " + lastLines(r.err, 6);
+        probe.problem =
+            runtime.interpreter + " failed to report what it has (" + r.describeExit() + "): " + lastLines(r.err, 6);
         return probe;
     }
     try {

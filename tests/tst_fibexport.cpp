@@ -23,6 +23,8 @@ class TestFibExport : public QObject
     Q_OBJECT
 private slots:
     void solutionHasTheBinding();
+    void pythonSolutionIsItsOwnEntryPoint_data();
+    void pythonSolutionIsItsOwnEntryPoint();
     void bindingRunsTheHostKernel();
     void unbindableDefinitionsAreRefused_data();
     void unbindableDefinitionsAreRefused();
@@ -139,6 +141,44 @@ void TestFibExport::unbindableDefinitionsAreRefused()
     std::string error;
     QVERIFY(!fibSolution(def, {"x", "", "", true, ""}, error));
     QVERIFY2(QString::fromStdString(error).contains(fragment), error.c_str());
+}
+
+void TestFibExport::pythonSolutionIsItsOwnEntryPoint_data()
+{
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<int>("language");
+    QTest::addColumn<bool>("destinationPassing");
+    const int triton = static_cast<int>(Language::Triton), python = static_cast<int>(Language::Python);
+    QTest::newRow("fills its outputs") << u"import triton\ndef run(hidden_states, weight, eps, output):\n    pass\n"_qs
+                                       << triton << true;
+    QTest::newRow("returns its outputs") << u"def run(hidden_states, weight, eps):\n    return hidden_states\n"_qs
+                                         << python << false;
+    QTest::newRow("over several lines, a default with a comma")
+        << u"def run(\n    hidden_states,\n    weight,\n    eps=(1e-6, 0)[0],\n):\n    return hidden_states\n"_qs
+        << python << false;
+    QTest::newRow("*args") << u"def run(*tensors):\n    pass\n"_qs << python << true;
+}
+
+void TestFibExport::pythonSolutionIsItsOwnEntryPoint()
+{
+    QFETCH(QString, source);
+    QFETCH(int, language);
+    QFETCH(bool, destinationPassing);
+    const Definition def = loadDefinition("rmsnorm");
+    std::string error;
+    FibSolutionInput in {"rmsnorm_ksearch_abc", "test", source.toStdString(), true, "NVIDIA H200"};
+    in.language = static_cast<Language>(language);
+    const auto solution = fibSolution(def, in, error);
+    QVERIFY2(solution, error.c_str());
+    const auto& spec = (*solution)["spec"];
+    QCOMPARE(spec["language"].get<std::string>(), std::string(languageName(in.language)));
+    QCOMPARE(spec["entry_point"].get<std::string>(), std::string("main.py::run"));
+    QVERIFY(!spec.contains("binding")); // FlashInfer-Bench imports main.py itself
+    QCOMPARE(spec["destination_passing_style"].get<bool>(), destinationPassing);
+    QCOMPARE((*solution)["sources"].size(), std::size_t {1});
+    QCOMPARE((*solution)["sources"][0]["content"].get<std::string>(), source.toStdString());
+    const bool wantsTriton = in.language == Language::Triton;
+    QCOMPARE(spec["dependencies"].size(), std::size_t {wantsTriton ? 2u : 1u});
 }
 
 KS_TEST_MAIN_CORE(TestFibExport)

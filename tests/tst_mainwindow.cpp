@@ -3,7 +3,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QChartView>
+#include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QListView>
 #include <QScatterSeries>
@@ -11,9 +13,11 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTemporaryDir>
 
 #include <chartspanel.h>
 #include <mainwindow.h>
+#include <newsearchdialog.h>
 #include <nodeinspector.h>
 #include <treegraphview.h>
 
@@ -28,6 +32,7 @@ private slots:
     void showsTasks();
     void opensTheExample();
     void historySliderReplays();
+    void newSearchOffersTheBackendsLanguages();
 };
 
 void TestMainWindow::showsTasks()
@@ -136,6 +141,45 @@ void TestMainWindow::historySliderReplays()
     QCOMPARE(window.document().shown(), firstAction + 5);
     slider->setValue(total);
     QTRY_COMPARE(window.graph()->itemCount(), window.document().state().tree.nodeCount());
+}
+
+// The candidate language follows the backend: compiled CUDA, Triton and PyTorch on the GPU;
+// compiled C++ and PyTorch on the host. The choice lands in the session's config.
+void TestMainWindow::newSearchOffersTheBackendsLanguages()
+{
+    ui::NewSearchDialog dialog;
+    auto* backend = dialog.findChild<QComboBox*>(u"backend"_qs);
+    auto* language = dialog.findChild<QComboBox*>(u"language"_qs);
+    QVERIFY(backend && language);
+    const auto items = [language] {
+        QStringList l;
+        for (int i = 0; i < language->count(); ++i)
+            l << language->itemText(i);
+        return l;
+    };
+    backend->setCurrentText(u"cuda"_qs);
+    QCOMPARE(items(), (QStringList {u"cuda"_qs, u"triton"_qs, u"python"_qs}));
+    language->setCurrentText(u"python"_qs);
+    backend->setCurrentText(u"host"_qs);
+    QCOMPARE(items(), (QStringList {u"cpp"_qs, u"python"_qs}));
+    QCOMPARE(language->currentText(), u"python"_qs); // kept where the new backend runs it
+    backend->setCurrentText(u"cuda"_qs);
+    language->setCurrentText(u"triton"_qs);
+    backend->setCurrentText(u"host"_qs);
+    QCOMPARE(language->currentText(), u"cpp"_qs); // triton does not run on the host
+
+    QTemporaryDir dir;
+    dialog.selectTask(u"rmsnorm"_qs);
+    dialog.findChild<QLineEdit*>(u"sessionFolder"_qs)->setText(dir.path() + u"/s"_qs);
+    language->setCurrentText(u"python"_qs);
+    dialog.findChild<QComboBox*>(u"plannerProvider"_qs)->setCurrentText(u"manual"_qs);
+    dialog.findChild<QLineEdit*>(u"plannerModel"_qs)->setText(u"by hand"_qs);
+    QString error;
+    const auto config = dialog.config(&error);
+    QVERIFY2(config, qPrintable(error));
+    QCOMPARE(config->backend, std::string("host"));
+    QVERIFY(config->language == Language::Python);
+    QCOMPARE(config->programSuffix(), std::string(".py"));
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

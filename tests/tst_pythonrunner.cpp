@@ -33,8 +33,8 @@ private slots:
     void cliNamesWhatIsMissing();
 
 private:
-    std::unique_ptr<Evaluator> makeEvaluator(const fs::path& taskDir, std::chrono::milliseconds runTimeout = 60s,
-        std::vector<std::string> workloads = {});
+    std::unique_ptr<Evaluator> makeEvaluator(
+        const fs::path& taskDir, std::chrono::milliseconds runTimeout = 60s, std::vector<std::string> workloads = {});
     fs::path candidate(const std::string& name, const std::string& source);
 
     QTemporaryDir m_dir;
@@ -106,8 +106,9 @@ void TestPythonRunner::verdicts_data()
     };
     row("returns its outputs", "def run(x, alpha):\n    return x * alpha\n", Verdict::Passed, "");
     row("NaN output", "def run(x, alpha, y):\n    y.fill_(float('nan'))\n", Verdict::IncorrectNumerical, "");
-    row("half the output", "import torch\ndef run(x, alpha, y):\n    n = x.numel() // 2\n"
-                           "    torch.mul(x[:n], alpha, out=y[:n])\n",
+    row("half the output",
+        "import torch\ndef run(x, alpha, y):\n    n = x.numel() // 2\n"
+        "    torch.mul(x[:n], alpha, out=y[:n])\n",
         Verdict::IncorrectNumerical, "");
     row("modifies an input", "def run(x, alpha, y):\n    x.mul_(alpha)\n    y.copy_(x)\n", Verdict::Rejected,
         "modified its inputs");
@@ -183,8 +184,8 @@ void TestPythonRunner::cliNamesWhatIsMissing_data()
     const QString fakeTorch = QString::fromStdString((m_root / "python-without-torch").string());
     QTest::newRow("no such interpreter") << QStringList {u"--python"_qs, u"/nonexistent/python3"_qs} << 3
                                          << u"cannot run the Python interpreter '/nonexistent/python3'"_qs;
-    QTest::newRow("interpreter without torch") << QStringList {u"--python"_qs, fakeTorch} << 3
-                                               << u"cannot import torch: install torch for it, or point"_qs;
+    QTest::newRow("interpreter without torch")
+        << QStringList {u"--python"_qs, fakeTorch} << 3 << u"cannot import torch: install torch for it, or point"_qs;
     QTest::newRow("triton on the host") << QStringList {u"--language"_qs, u"triton"_qs, u"--backend"_qs, u"host"_qs}
                                         << 2 << u"triton candidates run on the GPU"_qs;
     QTest::newRow("unknown language") << QStringList {u"--language"_qs, u"fortran"_qs} << 2

@@ -205,6 +205,7 @@ RunOptions MainWindow::runOptions() const
     RunOptions o;
     o.benchSeconds = Settings::get(settings::benchSeconds);
     o.cudaDevice = Settings::get(settings::cudaDevice).toStdString();
+    o.python = Settings::get(settings::python).toStdString();
     for (const QString& f : Settings::get(settings::extraCompilerFlags).split(u' ', Qt::SkipEmptyParts))
         o.extraFlags.push_back(f.toStdString());
     PriceTable prices = PriceTable::builtIn();

@@ -4,6 +4,7 @@
 #include "settings.h"
 
 #include <search/taskbrief.h>
+#include <task/language.h>
 #include <task/taskcatalog.h>
 
 #include <QCheckBox>
@@ -97,6 +98,23 @@ NewSearchDialog::NewSearchDialog(QWidget* parent)
     m_backend->setObjectName(QStringLiteral("backend"));
     m_backend->addItems({u"cuda"_qs, u"host"_qs});
     m_backend->setCurrentText(Settings::get(settings::backend));
+    // The languages the chosen backend runs; the compiled one first (the default).
+    m_language = new QComboBox(right);
+    m_language->setObjectName(QStringLiteral("language"));
+    m_language->setToolTip(tr("What the code policy writes: CUDA or C++ (compiled), Triton or PyTorch (run in the "
+                              "Python runner with the interpreter of Settings > Evaluation > Python)"));
+    const auto fillLanguages = [this](const QString& backend) {
+        const QString keep =
+            m_language->currentText().isEmpty() ? Settings::get(settings::language) : m_language->currentText();
+        m_language->clear();
+        for (const Language l : {Language::Cuda, Language::Cpp, Language::Triton, Language::Python})
+            if (languageBackendProblem(l, backend.toStdString()).empty())
+                m_language->addItem(QString::fromLatin1(languageName(l).data()));
+        if (m_language->findText(keep) >= 0)
+            m_language->setCurrentText(keep);
+    };
+    fillLanguages(m_backend->currentText());
+    connect(m_backend, &QComboBox::currentTextChanged, this, fillLanguages);
     m_budget = new QSpinBox(right);
     m_budget->setObjectName(QStringLiteral("budget"));
     m_budget->setRange(1, 100000);
@@ -134,6 +152,7 @@ NewSearchDialog::NewSearchDialog(QWidget* parent)
     m_maxDollars->setSpecialValueText(tr("none"));
     form->addRow(tr("Strategy"), m_strategy);
     form->addRow(tr("Backend"), m_backend);
+    form->addRow(tr("Candidate language"), m_language);
     form->addRow(tr("Budget B (evaluations)"), m_budget);
     form->addRow(tr("Stagnation limit K"), m_k);
     form->addRow(tr("Least gain that counts"), m_minGain);
@@ -228,6 +247,7 @@ std::optional<SessionConfig> NewSearchDialog::config(QString* error) const
     c.taskName = item->text().toStdString();
     c.taskDir = item->data(Qt::UserRole).toString().toStdString();
     c.backend = m_backend->currentText().toStdString();
+    c.language = parseLanguage(m_language->currentText().toStdString());
     c.settings.strategy = parseStrategy(m_strategy->currentText().toStdString()).value_or(StrategyKind::KSearch);
     c.settings.budget = m_budget->value();
     c.settings.stagnation = m_k->value();
@@ -284,6 +304,7 @@ void NewSearchDialog::accept()
     Settings::setRole(u"planner"_qs, m_planner->config());
     Settings::setRole(u"coder"_qs, m_sameModel->isChecked() ? m_planner->config() : m_coder->config());
     Settings::set(settings::backend, m_backend->currentText());
+    Settings::set(settings::language, m_language->currentText());
     QDialog::accept();
 }
 

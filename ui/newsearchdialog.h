@@ -41,7 +41,7 @@ private:
     QListWidget* m_tasks;
     QLabel* m_taskDetails;
     QTableWidget* m_workloads;
-    QComboBox *m_strategy, *m_backend;
+    QComboBox *m_strategy, *m_backend, *m_language;
     QSpinBox *m_budget, *m_k, *m_islands;
     QDoubleSpinBox *m_target, *m_maxMinutes, *m_maxDollars, *m_minGain;
     QCheckBox *m_frozen, *m_flat, *m_sameModel;

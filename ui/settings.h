@@ -45,6 +45,8 @@ namespace settings {
 inline const SettingKey<QStringList> recentSessions {"sessions/recent", {}};
 inline const SettingKey<QString> sessionsFolder {"sessions/folder", {}};
 inline const SettingKey<QString> backend {"evaluation/backend", QStringLiteral("cuda")};
+inline const SettingKey<QString> language {"evaluation/language", {}}; // empty: the backend's compiled one
+inline const SettingKey<QString> python {"evaluation/python", {}}; // empty: $KSEARCH_PYTHON, else python3
 inline const SettingKey<QString> cudaDevice {"evaluation/cudaDevice", {}}; // empty: the first device
 inline const SettingKey<QString> extraCompilerFlags {"evaluation/extraFlags", {}};
 inline const SettingKey<double> benchSeconds {"evaluation/benchSeconds", 1.0};

@@ -70,6 +70,9 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     m_flags = new QLineEdit(Settings::get(settings::extraCompilerFlags), evaluation);
     m_flags->setObjectName(QStringLiteral("compilerFlags"));
     m_flags->setPlaceholderText(tr("extra nvcc / g++ flags for candidates, e.g. --use_fast_math"));
+    m_python = new QLineEdit(Settings::get(settings::python), evaluation);
+    m_python->setObjectName(QStringLiteral("python"));
+    m_python->setPlaceholderText(tr("python3 with torch (and triton), for Triton and PyTorch candidates"));
     m_benchSeconds = new QDoubleSpinBox(evaluation);
     m_benchSeconds->setObjectName(QStringLiteral("benchSeconds"));
     m_benchSeconds->setRange(0.01, 60);
@@ -83,6 +86,7 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     m_folder->setPlaceholderText(tr("~/ksearch-sessions"));
     evalForm->addRow(tr("GPU"), m_device);
     evalForm->addRow(tr("Compiler flags"), m_flags);
+    evalForm->addRow(tr("Python"), m_python);
     evalForm->addRow(tr("Timing loop cap"), m_benchSeconds);
     evalForm->addRow(tr("Price overrides"), m_prices);
     evalForm->addRow(tr("Sessions folder"), m_folder);
@@ -123,6 +127,7 @@ void SettingsDialog::accept()
     Settings::setRole(u"coder"_qs, m_coder->config());
     Settings::set(settings::cudaDevice, m_device->text().trimmed());
     Settings::set(settings::extraCompilerFlags, m_flags->text().trimmed());
+    Settings::set(settings::python, m_python->text().trimmed());
     Settings::set(settings::benchSeconds, m_benchSeconds->value());
     Settings::set(settings::pricesFile, m_prices->text().trimmed());
     Settings::set(settings::sessionsFolder, m_folder->text().trimmed());

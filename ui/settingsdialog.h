@@ -23,7 +23,7 @@ private:
     void storeKey(const QString& provider, QLineEdit* edit, QLabel* status);
 
     LlmRoleBox *m_planner, *m_coder;
-    QLineEdit *m_device, *m_flags, *m_prices, *m_folder;
+    QLineEdit *m_device, *m_flags, *m_python, *m_prices, *m_folder;
     QDoubleSpinBox* m_benchSeconds;
 };
 

@@ -159,7 +159,7 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
             FibSolutionInput in {fibSolutionName(c.taskName, a.program),
                 "Found by K-Search (" + s.settings.describe() + "), J = " + formatFixed(a.score(), 1) + ", node "
                     + a.node + ".",
-                source, c.backend != "host", a.evaluation.device};
+                source, c.backend != "host", a.evaluation.device, c.candidateLanguage()};
             std::string why;
             if (const auto solution = fibSolution(task->definition, in, why))
                 write("solution.json", solution->dump(2) + "\n");
@@ -179,7 +179,7 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
                 continue;
             const FibSolutionInput in {fibSolutionName(c.taskName, at.program),
                 "A K-Search candidate (node " + at.node + ", " + std::string(verdictName(at.evaluation.status)) + ").",
-                session.programSource(at.program), c.backend != "host", at.evaluation.device};
+                session.programSource(at.program), c.backend != "host", at.evaluation.device, c.candidateLanguage()};
             std::string why;
             const auto solution = fibSolution(task->definition, in, why);
             if (!solution)

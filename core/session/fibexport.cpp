@@ -107,8 +107,54 @@ std::optional<std::string> torchBinding(const Definition& def, bool cuda, std::s
     return s;
 }
 
+bool pythonRunTakesOutputs(const Definition& def, const std::string& source)
+{
+    const std::size_t open = source.find("def run(");
+    if (open == std::string::npos)
+        return true;
+    // The parameter list split at its top-level commas (defaults may hold brackets).
+    std::vector<std::string> params(1);
+    int depth = 0;
+    for (std::size_t i = open + 8; i < source.size(); ++i) {
+        const char c = source[i];
+        if (depth == 0 && c == ')')
+            break;
+        if (c == '(' || c == '[' || c == '{')
+            ++depth;
+        else if (c == ')' || c == ']' || c == '}')
+            --depth;
+        if (depth == 0 && c == ',')
+            params.emplace_back();
+        else if (c != ' ' && c != '\n' && c != '\t' && c != '\\')
+            params.back() += c;
+    }
+    std::size_t positional = 0;
+    for (const std::string& p : params) {
+        if (p.rfind("*", 0) == 0 && p != "*")
+            return true; // *args takes anything: the runner passes the outputs too
+        if (p == "*")
+            break; // keyword-only parameters follow
+        if (!p.empty() && p != "/")
+            ++positional;
+    }
+    return positional != def.inputs.size();
+}
+
 std::optional<nlohmann::json> fibSolution(const Definition& def, const FibSolutionInput& in, std::string& error)
 {
+    if (isPythonLanguage(in.language)) {
+        nlohmann::json deps = nlohmann::json::array({"torch"});
+        if (in.language == Language::Triton)
+            deps.push_back("triton");
+        return nlohmann::json {{"name", in.name}, {"definition", def.name}, {"author", "K-Search Studio"},
+            {"description", in.description},
+            {"spec",
+                {{"language", std::string(languageName(in.language))},
+                    {"target_hardware", nlohmann::json::array({in.device.empty() ? "unknown" : in.device})},
+                    {"entry_point", "main.py::run"},
+                    {"destination_passing_style", pythonRunTakesOutputs(def, in.source)}, {"dependencies", deps}}},
+            {"sources", nlohmann::json::array({{{"path", "main.py"}, {"content", in.source}}})}};
+    }
     const auto binding = torchBinding(def, in.cuda, error);
     if (!binding)
         return std::nullopt;

@@ -5,6 +5,7 @@
 // tensors into KsArgs), and Trace lines, one per (evaluation, workload) of the search.
 
 #include <search/searchstate.h>
+#include <task/language.h>
 #include <task/task.h>
 
 #include <nlohmann/json.hpp>
@@ -25,12 +26,19 @@ std::optional<std::string> torchBinding(const Definition& def, bool cuda, std::s
 struct FibSolutionInput {
     std::string name;
     std::string description;
-    std::string source; // the candidate, kernel.cu or kernel.cpp
+    std::string source; // the candidate: kernel.cu, kernel.cpp, or main.py for triton and python
     bool cuda = true;
     std::string device; // target_hardware; empty: unknown
+    Language language = Language::Cuda;
 };
 
-// A Solution document; nullopt with `error` set when torchBinding fails.
+// Whether a Python candidate's run(...) takes the outputs (destination-passing) or returns them,
+// read from its signature as the Python runner decides it: as many parameters as the definition
+// has inputs means returning; anything else is taken as destination-passing.
+bool pythonRunTakesOutputs(const Definition& def, const std::string& source);
+
+// A Solution document; nullopt with `error` set when torchBinding fails. Triton and python
+// candidates are their own entry point (main.py::run) and need no binding.
 std::optional<nlohmann::json> fibSolution(const Definition& def, const FibSolutionInput& in, std::string& error);
 
 // The solution name ksearch gives the program with content hash `program` on `taskName`.

@@ -522,7 +522,10 @@ def run_job(job_dir):
     for call in job["calls"]:
         emit({"id": call["id"], "status": "started"})
         try:
-            line = harness.execute(fn, call)
+            # Everything on the harness's stream (poison, refills, checks, copies back), so the
+            # candidate's work on it is ordered after what prepares it.
+            with device.context():
+                line = harness.execute(fn, call)
         except BaseException as e:
             line = {"id": call["id"], "status": "error", "message": candidate_traceback(e), "return_code": 1,
                     "wall_us": 0.0, "inputs_unchanged": True, "total_s": 0.0}

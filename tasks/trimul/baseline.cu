@@ -1,25 +1,26 @@
 // TriMul for H200 (sm_90a): the three matrix products on Hopper's warpgroup tensor cores
-// (wgmma.m64n128k16, fp16 in, fp32 accumulation), every element-wise step fused into a
-// prologue or an epilogue of one of them.
+// (wgmma.m64n128k16, fp16 in, fp32 accumulation), every element-wise step but the input
+// LayerNorm fused into a prologue or an epilogue of one of them.
 //
 //   0. prep       the six weight matrices to fp16 once per call (about a megabyte), the inner
 //                 dimension padded to a multiple of 64 with zeros, and the four gated projections
 //                 interleaved in groups of 16 rows (16 projection rows, then their 16 gate rows),
 //                 so that one thread's accumulators hold a projection and its own gate.
-//   1. project    128 rows (b, i, k) per CTA.  LayerNorm in fp32 (a warp per 16 rows, two
-//                 passes, many rows' loads in flight), the normalised tile stays in shared memory
-//                 as fp16 for all 640 output columns (left, right, each with its gate, and the
-//                 output gate) while the weights stream through a cp.async ring.  Epilogues:
-//                 mask * proj * sigmoid(gate) for left and right, sigmoid for the output gate,
-//                 transposed through shared memory so that every plane is [b, h, i, k] (k
-//                 contiguous).
+//   1. normalise  LayerNorm in fp32, a warp per row group with many rows' loads in flight, into
+//                 an fp16 [rows][cp] plane (cp: dim rounded up to 64, zero padded).
+//      project    the five 128-column chunks of [rows x cp] x [cp x 640] (left, right, each with
+//                 its gate, and the output gate), a pipelined GEMM with both operands streamed
+//                 through a cp.async ring, two CTAs per SM.  Epilogues: mask * proj *
+//                 sigmoid(gate) for left and right, sigmoid for the output gate, transposed
+//                 through shared memory so that every plane is [b, h, i, k] (k contiguous).
 //   2. contract   out[b, h, i, j] = sum_k L[b, h, i, k] R[b, h, j, k]: one TN GEMM per (b, h),
 //                 128 x 128 tiles, 64-wide k steps, a three-stage cp.async ring.
 //   3. output     128 rows (b, i, j) per CTA, a thread per (row, half of the 128 channels): the
 //                 [b, h, i, j] planes read so that neighbouring threads read neighbouring j,
 //                 LayerNorm over the channels, the gate, fp16 into shared memory, then
 //                 [128 x 128] x [128 x dim] to the fp32 output.
-// The planes: L, R and the gate in fp16, out in fp32 (10 bytes per row and channel).
+// The planes: L, R and the gate in fp16, out in fp32 (10 bytes per row and channel), and the
+// normalised input in fp16 (2 bytes per row and padded channel).
 //
 // Every GEMM tile is 128 x 128, one wgmma.m64n128k16 chain per warpgroup (64 rows each), read
 // straight from shared panels of 128 rows x 64 halves: 128-byte rows whose 16-byte chunks are
@@ -32,8 +33,8 @@
 // large shapes: LayerNorm over the channels subtracts their mean, which magnifies the result's
 // rounding.  The operands stay far inside fp16's range (LayerNorm bounds |x| by sqrt(dim) times
 // the norm weight), and the contraction's sums, which could overflow fp16, never leave fp32.
-// Limits: dim <= 768 (the normalised tile of 128 rows must fit in shared memory; GPU MODE's
-// largest is 768).
+// Limits: dim <= 768 (the LayerNorm keeps a row in registers; GPU MODE's largest is 768) and
+// batch * seq_len^2 < 8.4M rows (the projection grid).
 #include "ks_task.h"
 
 #include <cuda_fp16.h>
@@ -230,108 +231,107 @@ __global__ void prep_weights(KsArgs a, f16* wp, f16* wo, int cp, int c128)
 
 // ------------------------------------------------------------------ 1. LayerNorm and projections
 
-// LayerNorm of the tile's rows into the fp16 A panels (zeros past dim, up to cp), a warp per 16
-// rows.  Each warp issues the loads of kBatch rows before reducing any of them: one row at a
-// time would leave a CTA waiting out a DRAM latency per row.
+// LayerNorm as its own pass into an fp16 [rows][cp] plane (zeros from dim up to cp), then the
+// five projections as a plain pipelined GEMM, one 128-column chunk per CTA, two CTAs per SM.
+// Fusing the LayerNorm into the GEMM's prologue (one CTA normalising its 128 rows into shared
+// memory, then streaming the weights) measured 1.2-2.0x slower on every workload: the GEMM
+// waited on the normalisation, and the resident tile allowed one CTA per SM.
 template <int kMaxDimOf>
-__device__ __forceinline__ void normalise_rows(const KsArgs& a, unsigned char* a_tile, int cp, int64_t row0, int64_t rows)
+__global__ void __launch_bounds__(kThreads) ln_kernel(KsArgs a, f16* xn, int cp)
 {
-    constexpr int kPer = kMaxDimOf / 32;                            // values per lane and row
-    constexpr int kBatch = kPer <= 4 ? 16 : (kPer <= 12 ? 4 : 2);   // rows in flight per warp
-    const int lane = threadIdx.x & 31, first = (threadIdx.x >> 5) * 16, dim = (int)a.dim;
-    for (int r0 = first; r0 < first + 16; r0 += kBatch) {
-        float v[kBatch][kPer];
+    constexpr int kPer = kMaxDimOf / 32;
+    constexpr int kBatch = kPer <= 4 ? 8 : (kPer <= 12 ? 4 : 2);
+    const int lane = threadIdx.x & 31, dim = (int)a.dim;
+    const int64_t rows = a.batch_size * a.seq_len * a.seq_len;
+    const int64_t first = ((int64_t)blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) * kBatch;
+    float v[kBatch][kPer];
 #pragma unroll
-        for (int q = 0; q < kBatch; ++q) {
-            const int64_t row = row0 + r0 + q;
+    for (int q = 0; q < kBatch; ++q) {
+        const int64_t row = first + q;
 #pragma unroll
-            for (int t = 0; t < kPer; ++t) {
-                const int c = lane + 32 * t;
-                v[q][t] = row < rows && c < dim ? __ldg(a.input + row * dim + c) : 0.0f;
-            }
+        for (int t = 0; t < kPer; ++t) {
+            const int c = lane + 32 * t;
+            v[q][t] = row < rows && c < dim ? __ldg(a.input + row * dim + c) : 0.0f;
         }
+    }
 #pragma unroll
-        for (int q = 0; q < kBatch; ++q) {
-            const bool real = row0 + r0 + q < rows;
-            float s = 0.0f;
+    for (int q = 0; q < kBatch; ++q) {
+        const int64_t row = first + q;
+        if (row >= rows) break;
+        float s = 0.0f;
 #pragma unroll
-            for (int t = 0; t < kPer; ++t) s += v[q][t];
-            const float mean = warp_sum(s) / (float)dim;
-            float d2 = 0.0f;
+        for (int t = 0; t < kPer; ++t) s += v[q][t];
+        const float mean = warp_sum(s) / (float)dim;
+        float d2 = 0.0f;
 #pragma unroll
-            for (int t = 0; t < kPer; ++t)
-                if (lane + 32 * t < dim) d2 += (v[q][t] - mean) * (v[q][t] - mean);
-            const float inv = rsqrtf(warp_sum(d2) / (float)dim + kEps);
+        for (int t = 0; t < kPer; ++t)
+            if (lane + 32 * t < dim) d2 += (v[q][t] - mean) * (v[q][t] - mean);
+        const float inv = rsqrtf(warp_sum(d2) / (float)dim + kEps);
 #pragma unroll
-            for (int t = 0; t < kPer; ++t) {
-                const int c = lane + 32 * t;
-                if (c >= cp) break;
-                const float y = real && c < dim ? (v[q][t] - mean) * inv * a.norm_weight[c] + a.norm_bias[c] : 0.0f;
-                *reinterpret_cast<f16*>(a_tile + (c / kPanel) * kPanelBytes + swz(r0 + q, (c % kPanel) / 8) + (c % 8) * 2) =
-                    __float2half_rn(y);
-            }
+        for (int t = 0; t < kPer; ++t) {
+            const int c = lane + 32 * t;
+            if (c >= cp) break;
+            xn[row * cp + c] = __float2half_rn(c < dim ? (v[q][t] - mean) * inv * a.norm_weight[c] + a.norm_bias[c] : 0.0f);
         }
     }
 }
 
-// kMaxDimOf: the smallest of 128, 256, 384, 768 that holds dim (the LayerNorm's registers); the
-// weights' ring has three stages where shared memory allows, two for dim > 384.
-template <int kMaxDimOf>
-__global__ void __launch_bounds__(kThreads) project_kernel(KsArgs a, const f16* wp, int cp, f16* left, f16* right, f16* gate)
+// Grid (5 chunks, row tiles): the chunks of one row tile run side by side, so its A rows are
+// read from L2 after the first.
+__global__ void __launch_bounds__(kThreads, 2) project_gemm_kernel(KsArgs a, const f16* xn, const f16* wp, int cp,
+                                                                   f16* left, f16* right, f16* gate)
 {
-    constexpr int kStages = kMaxDimOf <= 384 ? 3 : 2;
     extern __shared__ unsigned char smem_raw[];
     __shared__ float mask_of[kTile];
-    unsigned char* a_tile = align1024(smem_raw);             // cp / 64 panels: [128 rows][64]
-    const int panels = cp / kPanel;
-    unsigned char* b_ring = a_tile + panels * kPanelBytes;   // kStages panels: [128 cols][64]
-    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, row0 = (int64_t)blockIdx.x * kTile;
-    const int iters = kProjChunks * panels;
-    auto load_b = [&](int it) {
-        if (it < iters)
-            load_panel(smem_u32(b_ring + (it % kStages) * kPanelBytes), wp, cp, (int64_t)(it / panels) * kTile,
-                       kProjCols, (it % panels) * kPanel);
+    unsigned char* smem = align1024(smem_raw);
+    const int chunk = blockIdx.x;
+    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, row0 = (int64_t)blockIdx.y * kTile;
+    if (threadIdx.x < kTile) mask_of[threadIdx.x] = row0 + threadIdx.x < rows && a.mask[row0 + threadIdx.x] ? 1.0f : 0.0f;
+    const int steps = cp / kPanel;
+    // The tile's rows and the chunk's weights as their own matrices: fewer 64-bit values stay
+    // live through the loop (at two CTAs per SM the kernel has 128 registers).
+    const f16* a_src = xn + row0 * cp;
+    const int a_rows = (int)(rows - row0 < kTile ? rows - row0 : kTile);
+    const f16* b_src = wp + (int64_t)chunk * kTile * cp;
+    auto load = [&](int t) {
+        if (t < steps) {
+            unsigned char* st = smem + (t % kContractStages) * 2 * kPanelBytes;
+            load_panel(smem_u32(st), a_src, cp, 0, a_rows, t * kPanel);
+            load_panel(smem_u32(st + kPanelBytes), b_src, cp, 0, kTile, t * kPanel);
+        }
         cp_async_commit();
     };
-    for (int s = 0; s < kStages - 1; ++s) load_b(s);  // in flight during the LayerNorm
-
-    if (threadIdx.x < kTile) mask_of[threadIdx.x] = row0 + threadIdx.x < rows && a.mask[row0 + threadIdx.x] ? 1.0f : 0.0f;
-    normalise_rows<kMaxDimOf>(a, a_tile, cp, row0, rows);
-    fence_to_async();
-
+    for (int s = 0; s < kContractStages - 1; ++s) load(s);
     Acc acc;
-    for (int it = 0; it < iters; ++it) {
-        const int chunk = it / panels, panel = it % panels;
-        if (panel == 0) zero(acc);
-        cp_async_wait<kStages - 2>();
+    zero(acc);
+    for (int t = 0; t < steps; ++t) {
+        cp_async_wait<kContractStages - 2>();
         fence_to_async();
         __syncthreads();
-        load_b(it + kStages - 1);  // into the stage read at it - 1, which every warp has left
-        unsigned char* stage = b_ring + (it % kStages) * kPanelBytes;
-        panel_mma(acc, smem_u32(a_tile + panel * kPanelBytes), smem_u32(stage));
-        if (panel != panels - 1) continue;
-
-        __syncthreads();  // the stage just read becomes the staging plane; the next load into it waits for the next barrier
-        if (chunk < 4) {
-            // Accumulator columns 8 i (projection) and 8 (i + 2) (its gate) hold the same channel.
+        load(t + kContractStages - 1);
+        const unsigned char* st = smem + (t % kContractStages) * 2 * kPanelBytes;
+        panel_mma(acc, smem_u32(st), smem_u32(st + kPanelBytes));
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is past its last panel: the ring becomes the staging plane
+    unsigned char* stage = smem;
+    if (chunk < 4) {
 #pragma unroll
-            for (int i = 0; i < 16; ++i) {
-                if (i % 4 >= 2) continue;
+        for (int i = 0; i < 16; ++i) {
+            if (i % 4 >= 2) continue;
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int idx = 4 * i + e, r = acc_row(idx), c = acc_col(idx);
-                    stage_put(stage, (c / 32) * 16 + (c % 16), r, acc[idx] * mask_of[r] * sigmoidf(acc[idx + 8]));
-                }
+            for (int e = 0; e < 4; ++e) {
+                const int idx = 4 * i + e, r = acc_row(idx), c = acc_col(idx);
+                stage_put(stage, (c / 32) * 16 + (c % 16), r, acc[idx] * mask_of[r] * sigmoidf(acc[idx + 8]));
             }
-            __syncthreads();
-            store_staged(stage, kHidden / 2, chunk < 2 ? left : right, (chunk & 1) * (kHidden / 2), row0, rows, nn);
-        } else {
-            stage = b_ring;  // the last chunk: no load is in flight, two stages make 32 KB
-#pragma unroll
-            for (int idx = 0; idx < 64; ++idx) stage_put(stage, acc_col(idx), acc_row(idx), sigmoidf(acc[idx]));
-            __syncthreads();
-            store_staged(stage, kHidden, gate, 0, row0, rows, nn);
         }
+        __syncthreads();
+        store_staged(stage, kHidden / 2, chunk < 2 ? left : right, (chunk & 1) * (kHidden / 2), row0, rows, nn);
+    } else {
+#pragma unroll
+        for (int idx = 0; idx < 64; ++idx) stage_put(stage, acc_col(idx), acc_row(idx), sigmoidf(acc[idx]));
+        __syncthreads();
+        store_staged(stage, kHidden, gate, 0, row0, rows, nn);
     }
 }
 
@@ -476,7 +476,6 @@ __global__ void __launch_bounds__(kThreads, TRIMUL_OUTPUT_MIN_BLOCKS) output_ker
 
 size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
-int project_smem_of(int cp, int stages) { return (cp / kPanel + stages) * kPanelBytes + kAlignSlack; }
 
 }  // namespace
 
@@ -489,7 +488,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const int dim = (int)args->dim, cp = (dim + kPanel - 1) / kPanel * kPanel, c128 = (dim + kTile - 1) / kTile * kTile;
     const size_t plane = align256((size_t)rows * kHidden * sizeof(f16));  // out's is twice as large
     const size_t wp_bytes = align256((size_t)kProjCols * cp * sizeof(f16));
-    const size_t need = 5 * plane + wp_bytes + (size_t)c128 * kHidden * sizeof(f16);
+    const size_t need = 5 * plane + wp_bytes + align256((size_t)c128 * kHidden * sizeof(f16)) + (size_t)rows * cp * sizeof(f16);
     const int64_t row_tiles = (rows + kTile - 1) / kTile, n_tiles = (N + kTile - 1) / kTile;
     if (!workspace || workspace_bytes < need || row_tiles > INT_MAX || N > INT_MAX || n_tiles > 65535 || B * kHidden > 65535)
         return (int)cudaErrorInvalidValue;
@@ -508,27 +507,26 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         const auto allow = [&err](const void* kernel, int bytes) {
             if (err == cudaSuccess) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         };
-        allow((const void*)project_kernel<128>, project_smem_of(128, 3));
-        allow((const void*)project_kernel<256>, project_smem_of(256, 3));
-        allow((const void*)project_kernel<384>, project_smem_of(384, 3));
-        allow((const void*)project_kernel<768>, project_smem_of(768, 2));
         allow((const void*)contract_kernel<true>, kContractSmem);
         allow((const void*)contract_kernel<false>, kContractSmem);
         allow((const void*)output_kernel, kOutputSmem);
+        allow((const void*)project_gemm_kernel, kContractSmem);
         return err;
     }();
     if (configured != cudaSuccess) return (int)configured;
 
     prep_weights<<<132, 256, 0, stream>>>(*args, wp, wo, cp, c128);
+    if (row_tiles > 65535) return (int)cudaErrorInvalidValue;  // the projection grid's y
+    f16* xn = reinterpret_cast<f16*>(ws + 5 * plane + wp_bytes + align256((size_t)c128 * kHidden * sizeof(f16)));
     const unsigned tiles = (unsigned)row_tiles;
+    const unsigned ln_blocks = (unsigned)((rows + 31) / 32);  // 8 warps, up to 8 rows each: enough blocks for any batch
     if (dim <= 128)
-        project_kernel<128><<<tiles, kThreads, project_smem_of(cp, 3), stream>>>(*args, wp, cp, left, right, gate);
-    else if (dim <= 256)
-        project_kernel<256><<<tiles, kThreads, project_smem_of(cp, 3), stream>>>(*args, wp, cp, left, right, gate);
+        ln_kernel<128><<<(unsigned)((rows + 63) / 64), kThreads, 0, stream>>>(*args, xn, cp);
     else if (dim <= 384)
-        project_kernel<384><<<tiles, kThreads, project_smem_of(cp, 3), stream>>>(*args, wp, cp, left, right, gate);
+        ln_kernel<384><<<ln_blocks, kThreads, 0, stream>>>(*args, xn, cp);
     else
-        project_kernel<768><<<tiles, kThreads, project_smem_of(cp, 2), stream>>>(*args, wp, cp, left, right, gate);
+        ln_kernel<768><<<(unsigned)((rows + 15) / 16), kThreads, 0, stream>>>(*args, xn, cp);
+    project_gemm_kernel<<<dim3(kProjChunks, tiles), kThreads, kContractSmem, stream>>>(*args, xn, wp, cp, left, right, gate);
     const dim3 grid((unsigned)n_tiles, (unsigned)n_tiles, (unsigned)(B * kHidden));
     if (N % 8 == 0)
         contract_kernel<true><<<grid, kThreads, kContractSmem, stream>>>(left, right, out, (int)N);

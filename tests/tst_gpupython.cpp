@@ -1,0 +1,164 @@
+// Triton and PyTorch candidates on the GPU through the Python runner: correct kernels pass on the
+// shipped tasks, work moved to a side stream is still timed, and a kernel that replays its output
+// by pointer is rejected. Skips without a CUDA device, torch with CUDA, or triton.
+
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <QTemporaryDir>
+
+#include <evaluator.h>
+#include <fstream>
+#include <regex>
+
+using namespace ks;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string dataFile(const std::string& name)
+{
+    return test::readText(test::sourceDir() / "tests" / "data" / "python" / name);
+}
+
+// The rmsnorm Triton kernel with run(...) replaced: the launch is the same, what surrounds it
+// is the cheat.
+std::string rmsnormWithRun(const std::string& run)
+{
+    std::string source = dataFile("rmsnorm_triton.py");
+    return source.substr(0, source.find("def run(")) + run;
+}
+
+} // namespace
+
+class TestGpuPython : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void candidatesPass_data();
+    void candidatesPass();
+    void sideStreamIsStillTimed();
+    void outputReplayedByPointerIsRejected();
+
+private:
+    std::unique_ptr<Evaluator> makeEvaluator(
+        const std::string& task, Language language, std::vector<std::string> workloads = {});
+    fs::path write(const std::string& name, const std::string& source);
+
+    QTemporaryDir m_dir;
+    fs::path m_root;
+    std::string m_python;
+};
+
+void TestGpuPython::initTestCase()
+{
+    m_root = fs::path(m_dir.path().toStdString());
+    m_python = test::pythonWithTorch();
+    if (m_python.empty())
+        QSKIP("no CUDA device for Python candidates: no python3 with torch here");
+    PythonRuntime probeRuntime;
+    probeRuntime.interpreter = m_python;
+    probeRuntime.script = writePythonRunner(m_root / "probe");
+    const PythonProbe probe = probePython(probeRuntime, true, true);
+    if (!probe.cuda)
+        QSKIP("no CUDA device for Python candidates (torch without CUDA, or no GPU)");
+    if (!probe.problem.empty())
+        QSKIP(("no CUDA device usable for Triton candidates: " + probe.problem).c_str());
+    qInfo("%s: torch %s, triton %s on %s", m_python.c_str(), probe.torch.c_str(), probe.triton.c_str(),
+        probe.device.c_str());
+}
+
+std::unique_ptr<Evaluator> TestGpuPython::makeEvaluator(
+    const std::string& task, Language language, std::vector<std::string> workloads)
+{
+    auto loaded = loadTask(test::tasksDir() / task);
+    if (!loaded.task)
+        qFatal("%s", loaded.diagnostics.formatAll().c_str());
+    EvaluatorSettings s;
+    s.backend = Backend::Cuda;
+    s.language = language;
+    s.python = m_python;
+    s.workDir = m_root / ("work-" + std::to_string(std::rand()));
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.2;
+    s.workloadIds = std::move(workloads);
+    auto ev = std::make_unique<Evaluator>(std::move(*loaded.task), s);
+    if (const auto problem = ev->environmentProblem())
+        qFatal("%s", problem->c_str());
+    return ev;
+}
+
+fs::path TestGpuPython::write(const std::string& name, const std::string& source)
+{
+    const fs::path p = m_root / "candidates" / name;
+    test::writeText(p, source);
+    return p;
+}
+
+void TestGpuPython::candidatesPass_data()
+{
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("language");
+    QTest::newRow("rmsnorm, Triton") << u"rmsnorm"_qs << u"rmsnorm_triton.py"_qs << static_cast<int>(Language::Triton);
+    QTest::newRow("GQA paged decode, Triton")
+        << u"gqa_paged_decode_h32_kv4_d128_ps1"_qs << u"gqa_decode_triton.py"_qs << static_cast<int>(Language::Triton);
+    QTest::newRow("rmsnorm, PyTorch") << u"rmsnorm"_qs << u"rmsnorm_torch.py"_qs << static_cast<int>(Language::Python);
+}
+
+void TestGpuPython::candidatesPass()
+{
+    QFETCH(QString, task);
+    QFETCH(QString, file);
+    QFETCH(int, language);
+    auto ev = makeEvaluator(task.toStdString(), static_cast<Language>(language));
+    const Evaluation e = ev->evaluate(write(file.toStdString(), dataFile(file.toStdString())));
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QCOMPARE(e.workloads.size(), ev->task().workloads.size());
+    for (const auto& w : e.workloads)
+        QVERIFY(w.latencyMicros > 0 && w.baselineLatencyMicros > 0);
+    qInfo("%s: J %.1f\n%s", qPrintable(file), e.score, e.log.c_str());
+}
+
+// The same kernel launched on a stream of its own (ordered after the harness's stream, so it is
+// correct): the events on the harness's stream see almost nothing, the host clock sees it all.
+void TestGpuPython::sideStreamIsStillTimed()
+{
+    const std::vector<std::string> largest {"c3cd5f8a", "a291cbad"};
+    auto ev = makeEvaluator("rmsnorm", Language::Triton, largest);
+    const Evaluation honest = ev->evaluate(write("honest.py", dataFile("rmsnorm_triton.py")));
+    const Evaluation side = ev->evaluate(write("side.py",
+        rmsnormWithRun("_side = []\n\ndef run(hidden_states, weight, eps, output):\n"
+                       "    if not _side:\n        _side.append(torch.cuda.Stream())\n"
+                       "    _side[0].wait_stream(torch.cuda.current_stream())\n"
+                       "    with torch.cuda.stream(_side[0]):\n"
+                       "        launch(hidden_states, weight, eps, output)\n")));
+    QVERIFY2(honest.status == Verdict::Passed, honest.log.c_str());
+    QVERIFY2(side.status == Verdict::Passed, side.log.c_str());
+    for (std::size_t i = 0; i < largest.size(); ++i) {
+        const auto& h = honest.workloads[i];
+        const auto& s = side.workloads[i];
+        qInfo("%s: honest %.2f us, side stream %.2f us (%d of %d samples seen as side work)", h.id.c_str(),
+            h.latencyMicros, s.latencyMicros, s.sideWorkSamples, s.samples);
+        QVERIFY(s.sideWorkSamples > s.samples / 2);
+        QVERIFY2(s.latencyMicros >= 0.9 * h.latencyMicros, "the side stream hid part of the work");
+    }
+}
+
+void TestGpuPython::outputReplayedByPointerIsRejected()
+{
+    auto ev = makeEvaluator("rmsnorm", Language::Triton, {"e7f6101b", "ab987702"});
+    const Evaluation e = ev->evaluate(write("replay.py",
+        rmsnormWithRun("_seen = {}\n\ndef run(hidden_states, weight, eps, output):\n"
+                       "    key = (hidden_states.data_ptr(), output.data_ptr())\n"
+                       "    if key in _seen:\n        output.copy_(_seen[key])\n        return\n"
+                       "    launch(hidden_states, weight, eps, output)\n"
+                       "    _seen[key] = output.clone()\n")));
+    QVERIFY2(e.status == Verdict::IncorrectNumerical, e.log.c_str());
+    QVERIFY2(e.log.find("inside the timing loop") != std::string::npos, e.log.c_str());
+}
+
+KS_TEST_MAIN_CORE(TestGpuPython)
+#include "tst_gpupython.moc"
