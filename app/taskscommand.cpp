@@ -5,6 +5,7 @@
 #include "exitcodes.h"
 
 #include <task/abiheader.h>
+#include <task/fibimport.h>
 #include <task/inputgenerator.h>
 #include <task/taskcatalog.h>
 
@@ -146,6 +147,7 @@ void showTask(const Task& task, QTextStream& out)
             << (p ? q(p->filename().string()) : QStringLiteral("(none)")) << "\n";
     };
     file("reference", task.files.referenceCpp);
+    file("PyTorch reference", task.files.referencePy);
     file("GPU reference", task.files.referenceCu);
     file("CUDA baseline", task.files.baselineCu);
     file("host baseline", task.files.baselineCpp);
@@ -195,26 +197,59 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& /*global*
     QTextStream err(stderr);
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Inspect and validate kernel tasks."));
-    parser.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, show or check"));
-    parser.addPositionalArgument(QStringLiteral("task"), QStringLiteral("a task name or folder (show, check)"));
+    parser.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, show, check or import"));
+    parser.addPositionalArgument(QStringLiteral("task"),
+        QStringLiteral("a task name or folder (show, check), or a FlashInfer-Bench definition JSON (import)"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
     const QCommandLineOption abi(QStringLiteral("abi"), QStringLiteral("show: print the generated ks_task.h"));
     const QCommandLineOption workloads(QStringLiteral("workloads"),
-        QStringLiteral("check: how many of the smallest workloads to compare (default 3)"), QStringLiteral("N"),
-        QStringLiteral("3"));
+        QStringLiteral("check: how many of the smallest workloads to compare (default 3); import: the definition's "
+                       "workloads (FlashInfer-Bench JSON lines)"),
+        QStringLiteral("N|FILE"), QStringLiteral("3"));
     const QCommandLineOption ids(QStringLiteral("ids"),
         QStringLiteral("check: compare these workloads (comma-separated uuids or prefixes)"), QStringLiteral("ID,..."));
     const QCommandLineOption backend(QStringLiteral("backend"),
         QStringLiteral("check: host (default) or cuda, which also runs reference.cu and baseline.cu on the GPU"),
         QStringLiteral("NAME"), QStringLiteral("host"));
     const QCommandLineOption keep(QStringLiteral("keep"), QStringLiteral("check: keep the scratch folder"));
-    parser.addOptions({help, abi, workloads, ids, backend, keep});
+    const QCommandLineOption python(QStringLiteral("python"),
+        QStringLiteral("check: the python3 with torch that runs reference.py (default: $KSEARCH_PYTHON, else python3)"),
+        QStringLiteral("PATH"));
+    const QCommandLineOption blobs(QStringLiteral("blobs"),
+        QStringLiteral("import: the dataset root of the workloads' safetensors paths (default: found above the "
+                       "workloads file)"),
+        QStringLiteral("DIR"));
+    const QCommandLineOption outDir(QStringLiteral("out"),
+        QStringLiteral("import: the task folder to create (default: ./NAME, after the definition file)"),
+        QStringLiteral("DIR"));
+    parser.addOptions({help, abi, workloads, ids, backend, keep, python, blobs, outDir});
     if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch tasks"), out, err))
         return *done;
     const QStringList pos = parser.positionalArguments();
     const QString action = pos.value(0);
     if (action == u"list" && pos.size() == 1)
         return listTasksCommand(out);
+    if (action == u"import" && pos.size() == 2) {
+        FibImportOptions options;
+        options.definition = pos[1].toStdString();
+        if (parser.isSet(workloads))
+            options.workloads = parser.value(workloads).toStdString();
+        if (parser.isSet(blobs))
+            options.blobs = parser.value(blobs).toStdString();
+        options.out = parser.isSet(outDir) ? std::filesystem::path(parser.value(outDir).toStdString())
+                                           : std::filesystem::path(options.definition.stem());
+        const FibImportResult r = importFibTask(options);
+        for (const auto& e : r.errors)
+            err << "ksearch tasks import: " << q(e) << "\n";
+        if (!r.ok())
+            return exitcode::InvalidInput;
+        out << "imported " << q(options.definition.filename().string()) << " into " << q(options.out.string())
+            << "\n";
+        for (const auto& n : r.notes)
+            out << "  " << q(n) << "\n";
+        out << "check it with: ksearch tasks check " << q(options.out.string()) << "\n";
+        return exitcode::Success;
+    }
     if ((action == u"show" || action == u"check") && pos.size() == 2) {
         if (action == u"show") {
             const auto task = loadNamedTask(pos[1], err);
@@ -242,9 +277,11 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& /*global*
             return exitcode::InvalidInput;
         }
         options.cuda = b == u"cuda";
+        options.python = parser.value(python).toStdString();
         return checkTaskCommand(pos[1], options, parser.isSet(keep), out, err);
     }
-    err << "ksearch tasks: expected 'list', 'show NAME|PATH' or 'check NAME|PATH'\nTry 'ksearch tasks --help'.\n";
+    err << "ksearch tasks: expected 'list', 'show NAME|PATH', 'check NAME|PATH' or 'import DEFINITION.json'\n"
+           "Try 'ksearch tasks --help'.\n";
     return exitcode::InvalidInput;
 }
 

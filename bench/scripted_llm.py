@@ -49,10 +49,11 @@ def coder(prompt):
     task = os.environ["KS_SCRIPTED_TASK"]
     m = re.search(r"Intent(?: to implement)? \((n\d+)\): ([^\n]*)", prompt)
     intent = m.group(2) if m else ""
+    files = [f for f in os.environ.get("KS_SCRIPTED_FILES", "").split(";") if f]
     f = re.search(r"\[\[file ([^\]]*)\]\]", intent)
-    if f:
-        return "Here is the kernel.\n```python\n" + open(f.group(1)).read() + "```\n"
-    if "[[broken]]" in intent and os.environ.get("KS_SCRIPTED_FILES"):
+    if f or (files and "[[broken]]" not in intent):  # a refinement of a file: the first file again
+        return "Here is the kernel.\n```python\n" + open(f.group(1) if f else files[0]).read() + "```\n"
+    if "[[broken]]" in intent and files:
         return "Here is the kernel.\n```python\ndef run(x)\n    return x\n```\n"
     if "[[broken]]" in intent:
         source = '#include "ks_task.h"\nextern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { return oops; }\n'

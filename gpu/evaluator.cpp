@@ -32,6 +32,11 @@ std::mutex& deviceLock(Backend b)
 // compute floor that no kernel of any precision can beat.
 constexpr double kPeakFlopsCuda = 2.0e15;
 
+bool isPythonFile(const fs::path& file)
+{
+    return file.extension() == ".py";
+}
+
 double secondsSince(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -138,19 +143,9 @@ std::optional<std::string> Evaluator::environmentProblem()
 {
     if (const std::string p = languageBackendProblem(m_language, backendName(m_settings.backend)); !p.empty())
         return p;
-    if (isPythonLanguage(m_language)) {
-        try {
-            m_python.script = writePythonRunner(m_settings.workDir / "python");
-        } catch (const std::exception& e) {
-            return e.what();
-        }
-        const PythonProbe probe =
-            probePython(m_python, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
-        if (!probe.problem.empty())
-            return probe.problem;
-        m_pythonVersions = "Python " + probe.python + ", torch " + probe.torch
-            + (probe.triton.empty() ? std::string() : ", triton " + probe.triton);
-    }
+    if (needsPython())
+        if (auto problem = preparePython())
+            return problem;
     SubprocessRequest req;
     req.environment = scrubbedEnvironment();
     req.timeout = std::chrono::seconds(60);
@@ -272,8 +267,16 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     const auto refStart = std::chrono::steady_clock::now();
     for (const bool onGpu : {false, true}) {
         const CompileCache::Result* lib = onGpu ? gpuReference : reference;
-        RunnerJob job = makeJob(lib ? lib->compile.library : fs::path(), onGpu ? "reference-gpu" : "reference", false);
-        job.backend = onGpu ? Backend::Cuda : Backend::Host;
+        const bool python = lib && isPythonFile(lib->compile.library);
+        if (python)
+            if (const auto problem = preparePython()) {
+                m_prepareError = *problem;
+                return false;
+            }
+        RunnerJob job =
+            makeJob(lib ? lib->compile.library : fs::path(), onGpu ? "reference-gpu" : "reference", false, python);
+        // reference.py runs where the candidates do (PyTorch on the GPU or the CPU).
+        job.backend = onGpu ? Backend::Cuda : python ? m_settings.backend : Backend::Host;
         job.calls.clear();
         std::vector<std::pair<WorkloadData*, std::size_t>> where;
         for (auto& w : m_workloads) {
@@ -299,7 +302,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
             std::lock_guard lock(deviceLock(job.backend));
             r = runRunnerJob(job);
         }
-        const std::string label = onGpu ? "reference.cu" : "reference.cpp";
+        const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
         if (!r.loadError.empty()) {
             m_prepareError = label + ": " + r.loadError;
             return false;
@@ -318,7 +321,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     // The baseline is timed once, in the same way as every candidate after it.
     const auto baseStart = std::chrono::steady_clock::now();
     if (baseline) {
-        RunnerJob job = makeJob(baseline->compile.library, "baseline", true);
+        RunnerJob job =
+            makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
         RunnerJobResult r;
         {
@@ -365,9 +369,21 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     // The candidate and, the first time, the reference(s) and baseline compile side by side.
     std::vector<CompileRequest> requests {request(source, m_settings.backend, m_settings.extraFlags)};
     int refIndex = -1, gpuRefIndex = -1, baseIndex = -1;
+    // reference.py runs as it is, in the Python runner: nothing to compile.
+    std::optional<CompileCache::Result> pyReference, pyBaseline;
+    const auto asIs = [](const fs::path& file) {
+        CompileCache::Result r;
+        r.compile.ok = true;
+        r.compile.library = file;
+        return r;
+    };
     if (!m_prepared) {
-        refIndex = static_cast<int>(requests.size());
-        requests.push_back(request(m_task.files.referenceCpp, Backend::Host, {}));
+        if (m_task.files.referenceCpp) {
+            refIndex = static_cast<int>(requests.size());
+            requests.push_back(request(*m_task.files.referenceCpp, Backend::Host, {}));
+        } else if (m_task.files.referencePy) {
+            pyReference = asIs(*m_task.files.referencePy);
+        }
         if (m_settings.backend == Backend::Cuda && m_task.files.referenceCu) {
             gpuRefIndex = static_cast<int>(requests.size());
             requests.push_back(request(*m_task.files.referenceCu, Backend::Cuda, {}));
@@ -375,12 +391,15 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         const auto& baselineFile =
             m_settings.backend == Backend::Cuda ? m_task.files.baselineCu : m_task.files.baselineCpp;
         const auto fallback =
-            m_settings.backend == Backend::Cuda ? m_task.files.referenceCu : std::optional(m_task.files.referenceCpp);
+            m_settings.backend == Backend::Cuda ? m_task.files.referenceCu : m_task.files.referenceCpp;
         if (baselineFile || fallback) {
             baseIndex = static_cast<int>(requests.size());
             requests.push_back(request(baselineFile ? *baselineFile : *fallback, m_settings.backend, {}));
             if (!baselineFile)
                 e.log += "no baseline for this backend: the reference is timed as the baseline\n";
+        } else if (m_task.files.referencePy) { // FlashInfer-Bench's own yardstick
+            pyBaseline = asIs(*m_task.files.referencePy);
+            e.log += "no baseline for this backend: the PyTorch reference (reference.py) is timed as the baseline\n";
         }
     }
     const auto compileStart = std::chrono::steady_clock::now();
@@ -407,7 +426,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
                     + compiled[static_cast<std::size_t>(i)].compile.log;
         auto at = [&](int i) { return i >= 0 ? &compiled[static_cast<std::size_t>(i)] : nullptr; };
         if (m_prepareError.empty())
-            prepare(e, at(refIndex), at(gpuRefIndex), at(baseIndex));
+            prepare(e, pyReference ? &*pyReference : at(refIndex), at(gpuRefIndex),
+                pyBaseline ? &*pyBaseline : at(baseIndex));
     }
     e.inputSeconds = m_inputSeconds;
     e.referenceSeconds = m_referenceSeconds;
@@ -456,14 +476,42 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     return e;
 }
 
+bool Evaluator::needsPython() const
+{
+    const auto& f = m_task.files;
+    const bool compiledBaseline = m_settings.backend == Backend::Cuda ? (f.baselineCu || f.referenceCu)
+                                                                      : (f.baselineCpp || f.referenceCpp);
+    return isPythonLanguage(m_language) || !f.referenceCpp || !compiledBaseline;
+}
+
+std::optional<std::string> Evaluator::preparePython()
+{
+    if (!m_python.script.empty())
+        return std::nullopt;
+    try {
+        m_python.script = writePythonRunner(m_settings.workDir / "python");
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    const PythonProbe probe = probePython(m_python, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
+    if (!probe.problem.empty()) {
+        m_python.script.clear();
+        const bool forReference = !isPythonLanguage(m_language);
+        return forReference ? "the task's PyTorch reference (reference.py) needs Python: " + probe.problem
+                            : probe.problem;
+    }
+    m_pythonVersions = "Python " + probe.python + ", torch " + probe.torch
+        + (probe.triton.empty() ? std::string() : ", triton " + probe.triton);
+    return std::nullopt;
+}
+
 CompileCache::Result Evaluator::checkPython(const CompileRequest& request)
 {
     CompileCache::Result r;
-    if (m_python.script.empty()) // evaluate() without environmentProblem() first
-        if (const auto problem = environmentProblem()) {
-            r.compile.log = *problem;
-            return r;
-        }
+    if (const auto problem = preparePython()) { // evaluate() without environmentProblem() first
+        r.compile.log = *problem;
+        return r;
+    }
     CompileRequest req = request;
     req.workDir = m_settings.workDir / ("python-candidate-" + std::to_string(m_jobCounter + 1));
     r.compile = checkPythonSource(m_python, req);

@@ -71,6 +71,10 @@ private:
     RunnerJob makeJob(
         const std::filesystem::path& library, const std::string& name, bool bench, bool python = false) const;
     CompileCache::Result checkPython(const CompileRequest& request);
+    // Whether candidates, the reference or the baseline run in the Python runner.
+    bool needsPython() const;
+    // Writes the Python runner and asks the interpreter what it has, once; the problem if any.
+    std::optional<std::string> preparePython();
     void judge(Evaluation& e, const RunnerJobResult& run) const;
 
     Task m_task;

@@ -85,18 +85,37 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
         std::string label;
         fs::path source;
         Backend backend;
+        bool python = false;
         RunnerJobResult result;
     };
-    std::vector<Side> sides {{"reference.cpp", task.files.referenceCpp, Backend::Host, {}}};
+    // The first side is the ground truth: reference.cpp, or reference.py where there is none
+    // (then on the CPU; where both exist, reference.py is checked against reference.cpp).
+    std::vector<Side> sides;
+    if (task.files.referenceCpp)
+        sides.push_back({"reference.cpp", *task.files.referenceCpp, Backend::Host, false, {}});
+    if (task.files.referencePy)
+        sides.push_back({"reference.py", *task.files.referencePy, Backend::Host, true, {}});
+    if (sides.empty())
+        return fail(TaskCheckReport::Outcome::TaskInvalid, "no reference.cpp or reference.py");
+    std::optional<PythonRuntime> python;
+    if (task.files.referencePy) {
+        python.emplace();
+        python->interpreter = options.python.empty() ? defaultPythonInterpreter() : options.python;
+        python->script = writePythonRunner(options.workDir / "python");
+        python->tritonCache = options.workDir / "triton-cache";
+        const PythonProbe probe = probePython(*python, false, false);
+        if (!probe.problem.empty())
+            return fail(TaskCheckReport::Outcome::EnvironmentProblem, "reference.py needs Python: " + probe.problem);
+    }
     if (task.files.baselineCpp)
-        sides.push_back({"baseline.cpp", *task.files.baselineCpp, Backend::Host, {}});
+        sides.push_back({"baseline.cpp", *task.files.baselineCpp, Backend::Host, false, {}});
     else
         say("no baseline.cpp: the host baseline is not checked");
     if (options.cuda) {
         for (const auto& [label, file] :
             {std::pair {"reference.cu", task.files.referenceCu}, std::pair {"baseline.cu", task.files.baselineCu}}) {
             if (file)
-                sides.push_back({label, *file, Backend::Cuda, {}});
+                sides.push_back({label, *file, Backend::Cuda, false, {}});
             else
                 say(std::string("no ") + label + ": not checked");
         }
@@ -109,7 +128,7 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
         req.source = side.source;
         req.abiHeader = header;
         req.workDir = options.workDir / stem;
-        const CompileResult compiled = compileKernel(req);
+        const CompileResult compiled = side.python ? checkPythonSource(*python, req) : compileKernel(req);
         if (!compiled.ok) {
             if (compiled.log.find("cannot run the compiler") != std::string::npos)
                 return fail(TaskCheckReport::Outcome::EnvironmentProblem, compiled.log);
@@ -120,12 +139,14 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
         for (const auto& k : compiled.resources)
             resources += "; " + k.kernel.substr(0, 40) + ": " + std::to_string(k.registers) + " registers, "
                 + std::to_string(k.spillStoreBytes) + " B spilled";
-        say("compiled " + side.label + " (" + backendName(side.backend) + ") in "
+        say(std::string(side.python ? "parsed " : "compiled ") + side.label + " (" + backendName(side.backend) + ") in "
             + std::to_string(compiled.seconds).substr(0, 4) + " s" + resources);
 
         RunnerJob job;
         job.backend = side.backend;
         job.library = compiled.library;
+        if (side.python)
+            job.python = python;
         job.layout = layout;
         job.calls = buildCalls(task, order, options.seed);
         job.jobDir = options.workDir / (stem + "-job");
@@ -158,13 +179,13 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
             for (std::size_t o = 0; o < ref.size() && o < got.size(); ++o) {
                 const auto c = compareOutput(got[o].view(), ref[o].view(), task.definition.tolerance);
                 sidePassed = sidePassed && c.passed;
-                say("workload " + order[i]->uuid + ": " + sides[s].label
-                    + " vs reference.cpp: " + describeComparison(c));
+                say("workload " + order[i]->uuid + ": " + sides[s].label + " vs " + sides[0].label + ": "
+                    + describeComparison(c));
             }
         }
         if (!sidePassed) {
             report.outcome = TaskCheckReport::Outcome::TaskInvalid;
-            say(sides[s].source.string() + ": disagrees with reference.cpp beyond the tolerance");
+            say(sides[s].source.string() + ": disagrees with " + sides[0].label + " beyond the tolerance");
         }
     }
     return report;

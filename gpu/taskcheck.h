@@ -16,6 +16,7 @@ struct TaskCheckOptions {
     bool cuda = false; // also run reference.cu and baseline.cu on the GPU
     std::uint64_t seed = 0x5eed;
     std::filesystem::path workDir; // scratch: compiled libraries and runner jobs
+    std::string python; // the interpreter for reference.py; empty: $KSEARCH_PYTHON, else python3
     std::function<void(const std::string&)> progress;
 };
 

@@ -107,6 +107,7 @@ std::string taskDigest(const Task& task)
     add("definition", task.files.definition);
     add("workloads", task.files.workloads);
     add("reference.cpp", task.files.referenceCpp);
+    add("reference.py", task.files.referencePy);
     add("reference.cu", task.files.referenceCu);
     add("baseline.cu", task.files.baselineCu);
     add("baseline.cpp", task.files.baselineCpp);

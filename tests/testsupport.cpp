@@ -115,6 +115,26 @@ ks::SessionConfig demoSearchConfig(int budget, double minImprovement)
     return c;
 }
 
+void writeSafetensors(const std::filesystem::path& path, const std::vector<BlobTensor>& tensors, std::size_t truncate)
+{
+    nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
+    std::string data;
+    for (const auto& t : tensors) {
+        const std::size_t begin = data.size();
+        data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * 4);
+        header[t.key] = {{"dtype", t.dtype},
+            {"shape", t.shape.empty() ? std::vector<std::size_t> {t.values.size()} : t.shape},
+            {"data_offsets", {begin, data.size()}}};
+    }
+    const std::string text = header.dump();
+    std::string file(8, '\0');
+    for (int i = 0; i < 8; ++i)
+        file[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
+    file += text + data;
+    file.resize(file.size() - truncate);
+    writeText(path, file);
+}
+
 std::string pythonWithTorch()
 {
     static const std::string found = [] {

@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ std::string scaleDefinition(const std::string& costBytes = "8 * n");
 // The "scale" task (y = alpha * x over float32 [n]) in `dir`, with workloads of `sizes` elements
 // and a baseline making `baselinePasses` passes over the data (fakellm.h writes candidates).
 void writeScaleTask(const std::filesystem::path& dir, const std::vector<long>& sizes, int baselinePasses);
+
+// A safetensors file (8-byte header length, JSON header, data) of int32 tensors; `dtype` and
+// `shape` let a test write a header that lies about them, `truncate` one that runs past the data.
+struct BlobTensor {
+    std::string key;
+    std::vector<std::int32_t> values;
+    std::string dtype = "I32";
+    std::vector<std::size_t> shape = {}; // empty: {values.size()}
+};
+void writeSafetensors(const std::filesystem::path& path, const std::vector<BlobTensor>& tensors, std::size_t truncate = 0);
 
 // The command that runs the scripted LLM (ks_fake_llm) for the command provider.
 QString fakeLlmCommand();

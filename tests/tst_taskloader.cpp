@@ -39,34 +39,8 @@ static std::string pagedWorkload(const std::string& uuid, const std::string& len
         + R"("}, "sm_scale": {"type": "scalar", "value": 0.35}}}})";
 }
 
-// A safetensors file (8-byte header length, JSON header, data) of int32 tensors; `dtype` and
-// `shapeOf` let a test write a header that lies about them, `truncate` one that runs past the data.
-struct BlobTensor {
-    std::string key;
-    std::vector<std::int32_t> values;
-    std::string dtype = "I32";
-    std::vector<std::size_t> shape = {}; // empty: {values.size()}
-};
-
-static void writeSafetensors(const fs::path& path, const std::vector<BlobTensor>& tensors, std::size_t truncate = 0)
-{
-    nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
-    std::string data;
-    for (const auto& t : tensors) {
-        const std::size_t begin = data.size();
-        data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * 4);
-        header[t.key] = {{"dtype", t.dtype},
-            {"shape", t.shape.empty() ? std::vector<std::size_t> {t.values.size()} : t.shape},
-            {"data_offsets", {begin, data.size()}}};
-    }
-    const std::string text = header.dump();
-    std::string file(8, '\0');
-    for (int i = 0; i < 8; ++i)
-        file[static_cast<std::size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
-    file += text + data;
-    file.resize(file.size() - truncate);
-    test::writeText(path, file);
-}
+using test::BlobTensor;
+using test::writeSafetensors;
 
 static std::string blobWorkload(
     const std::string& indptrKey = "kv_indptr", const std::string& file = "blob/w.safetensors")

@@ -130,10 +130,13 @@ std::string describeTask(const Task& task, bool withReference, Language language
         s += "\nThe entry point:\n```python\n" + pythonEntryForPrompt(task) + "```\n";
     else
         s += "\nThe kernel interface:\n```c\n" + abiForPrompt(task) + "```\n";
-    if (withReference) {
-        std::string reference = readFile(task.files.referenceCpp);
-        s += "\nThe reference implementation (plain C++, for meaning, not speed):\n```cpp\n"
-            + truncateUtf8(reference, 12000) + (reference.size() > 12000 ? "\n" : "") + "```\n";
+    // The reference in the coder's language where the task has both.
+    const bool python = task.files.referencePy && (!task.files.referenceCpp || isPythonLanguage(language));
+    if (withReference && (python || task.files.referenceCpp)) {
+        std::string reference = readFile(python ? *task.files.referencePy : *task.files.referenceCpp);
+        s += python ? "\nThe reference implementation (PyTorch, for meaning, not speed):\n```python\n"
+                    : "\nThe reference implementation (plain C++, for meaning, not speed):\n```cpp\n";
+        s += truncateUtf8(reference, 12000) + (reference.size() > 12000 ? "\n" : "") + "```\n";
     }
     return s;
 }

@@ -38,11 +38,12 @@ TaskLoadResult loadTask(const fs::path& dir)
     task.dir = dir;
     task.files.definition = dir / "definition.json";
     task.files.workloads = dir / "workloads.jsonl";
-    task.files.referenceCpp = dir / "reference.cpp";
     const auto optionalFile = [&](const char* name) -> std::optional<fs::path> {
         const auto p = dir / name;
         return fs::is_regular_file(p, ec) ? std::optional<fs::path>(p) : std::nullopt;
     };
+    task.files.referenceCpp = optionalFile("reference.cpp");
+    task.files.referencePy = optionalFile("reference.py");
     task.files.referenceCu = optionalFile("reference.cu");
     task.files.baselineCu = optionalFile("baseline.cu");
     task.files.baselineCpp = optionalFile("baseline.cpp");
@@ -64,8 +65,10 @@ TaskLoadResult loadTask(const fs::path& dir)
         diag.warning(
             defFile, "name", "'" + def->name + "' differs from the folder name '" + dir.filename().string() + "'");
 
-    if (!fs::is_regular_file(task.files.referenceCpp, ec))
-        diag.error(task.files.referenceCpp.string(), "", "missing: the ground-truth reference.cpp is required");
+    if (!task.files.referenceCpp && !task.files.referencePy)
+        diag.error((dir / "reference.cpp").string(), "",
+            "missing: a ground truth is required, reference.cpp (C++) or reference.py (a FlashInfer-Bench run "
+            "function)");
     if (!task.files.baselineCu && !task.files.baselineCpp)
         diag.warning(dir.string(), "", "no baseline.cu or baseline.cpp: scores will be relative to the reference");
 

@@ -14,7 +14,10 @@ namespace ks {
 struct TaskFiles {
     std::filesystem::path definition;
     std::filesystem::path workloads;
-    std::filesystem::path referenceCpp; // ground truth, required
+    // Ground truth: reference.cpp (plain C++, run on the host), or, when the task has none,
+    // reference.py (a FlashInfer-Bench `run`, run in the Python runner). At least one is required.
+    std::optional<std::filesystem::path> referenceCpp;
+    std::optional<std::filesystem::path> referencePy;
     std::optional<std::filesystem::path> referenceCu; // GPU reference for large workloads
     std::optional<std::filesystem::path> baselineCu; // p_ref on the CUDA backend
     std::optional<std::filesystem::path> baselineCpp; // p_ref on the host backend

@@ -1,0 +1,217 @@
+// `ksearch tasks import`: FlashInfer-Bench definitions and workloads (the copies in
+// tests/data/fib are in its format, with references written for this project) become task
+// folders that load and check; what the task format cannot carry is named. The round trip
+// imports, searches with PyTorch candidates (the reference.py as ground truth and baseline) and
+// exports a FlashInfer-Bench solution.
+
+#include "testmain.h"
+#include "testsupport.h"
+
+#include <task/fibimport.h>
+#include <task/strictjson.h>
+#include <task/task.h>
+
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fibData(const std::string& name)
+{
+    return test::sourceDir() / "tests" / "data" / "fib" / name;
+}
+
+const char* kGqa = "gqa_paged_decode_h32_kv4_d128_ps1";
+
+// A FlashInfer-Bench dataset in miniature: workloads/<op>/<def>.jsonl whose index tensors live in
+// blob/workloads/<op>/<def>_w.safetensors, paths relative to the root.
+fs::path writeGqaDataset(const fs::path& root)
+{
+    test::writeSafetensors(root / "blob" / "workloads" / "gqa_paged" / "w0.safetensors",
+        {{"kv_indptr", {0, 3, 3, 8}}, {"kv_indices", {4, 1, 0, 7, 2, 9, 5, 3}}});
+    const std::string blob = "./blob/workloads/gqa_paged/w0.safetensors";
+    const fs::path jsonl = root / "workloads" / "gqa_paged" / (std::string(kGqa) + ".jsonl");
+    test::writeText(jsonl,
+        std::string(R"({"definition": ")") + kGqa
+            + R"(", "solution": null, "evaluation": null, "workload": {"uuid": "w0", "axes": {"batch_size": 3, "num_pages": 10, "len_indptr": 4, "num_kv_indices": 8}, "inputs": {"q": {"type": "random"}, "k_cache": {"type": "random"}, "v_cache": {"type": "random"}, "kv_indptr": {"type": "safetensors", "path": ")"
+            + blob + R"(", "tensor_key": "kv_indptr"}, "kv_indices": {"type": "safetensors", "path": ")" + blob
+            + R"(", "tensor_key": "kv_indices"}, "sm_scale": {"type": "scalar", "value": 0.08838834764831843}}}})"
+            + "\n");
+    return jsonl;
+}
+
+} // namespace
+
+class TestFibImport : public QObject
+{
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void importsADefinitionWithItsWorkloads_data();
+    void importsADefinitionWithItsWorkloads();
+    void namesWhatItCannotCarry_data();
+    void namesWhatItCannotCarry();
+    void importSearchExport();
+
+private:
+    QTemporaryDir m_dir;
+    fs::path m_root;
+};
+
+void TestFibImport::initTestCase()
+{
+    m_root = fs::path(m_dir.path().toStdString());
+}
+
+void TestFibImport::importsADefinitionWithItsWorkloads_data()
+{
+    QTest::addColumn<bool>("giveBlobs");
+    QTest::newRow("blobs found above the workloads") << false;
+    QTest::newRow("--blobs") << true;
+}
+
+void TestFibImport::importsADefinitionWithItsWorkloads()
+{
+    QFETCH(bool, giveBlobs);
+    const fs::path dataset = m_root / (giveBlobs ? "dataset-b" : "dataset-a");
+    FibImportOptions o;
+    o.definition = fibData(std::string(kGqa) + ".json");
+    o.workloads = writeGqaDataset(dataset);
+    if (giveBlobs)
+        o.blobs = dataset;
+    o.out = m_root / (giveBlobs ? "out-b" : "out-a") / kGqa;
+    const FibImportResult r = importFibTask(o);
+    QVERIFY2(r.ok(), r.errors.empty() ? "" : r.errors.front().c_str());
+
+    // The definition keeps FlashInfer-Bench's order and fields, without the reference, plus a tolerance.
+    std::string why;
+    const auto source = parseStrictJson(*readTextFile(o.definition.string()), why);
+    const auto written = parseStrictJson(*readTextFile((o.out / "definition.json").string()), why);
+    QVERIFY(source && written);
+    QVERIFY(!written->contains("reference"));
+    QCOMPARE((*written)["inputs"].dump(), (*source)["inputs"].dump());
+    QCOMPARE((*written)["outputs"].dump(), (*source)["outputs"].dump());
+    QCOMPARE((*written)["tolerance"]["required_matched_ratio"].get<double>(), 1.0);
+    QCOMPARE(test::readText(o.out / "reference.py"), (*source)["reference"].get<std::string>());
+    // The blob is inside the task folder now, at the same relative path.
+    QVERIFY(fs::exists(o.out / "blob" / "workloads" / "gqa_paged" / "w0.safetensors"));
+
+    const TaskLoadResult loaded = loadTask(o.out);
+    QVERIFY2(loaded.task, loaded.diagnostics.formatAll().c_str());
+    QVERIFY(loaded.task->files.referencePy && !loaded.task->files.referenceCpp);
+    QCOMPARE(loaded.task->workloads.size(), std::size_t {1});
+    QCOMPARE(loaded.task->definition.inputs.front().name, std::string("q"));
+}
+
+void TestFibImport::namesWhatItCannotCarry_data()
+{
+    QTest::addColumn<QString>("edit"); // what is changed in the definition or the workloads
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("unknown field") << u"field"_qs << u": extra: not supported by ksearch's task format"_qs;
+    QTest::newRow("unsupported dtype") << u"dtype"_qs << u": inputs.q.dtype: 'float4_e2m1' is not supported"_qs;
+    QTest::newRow("no reference") << u"reference"_qs << u": reference: missing, or without a run function"_qs;
+    QTest::newRow("no workloads") << u"noworkloads"_qs << u"no workloads: a task needs them"_qs;
+    QTest::newRow("another definition's workload") << u"definition"_qs << u".jsonl:1: definition:"_qs;
+    QTest::newRow("missing blob") << u"blob"_qs << u"not found above the workloads file: give the dataset root"_qs;
+    QTest::newRow("folder in the way") << u"out"_qs << u"exists and is not empty: choose another --out"_qs;
+}
+
+void TestFibImport::namesWhatItCannotCarry()
+{
+    QFETCH(QString, edit);
+    QFETCH(QString, mentions);
+    const fs::path dir = m_root / ("bad-" + std::to_string(std::rand()));
+    auto def = nlohmann::ordered_json::parse(test::readText(fibData(std::string(kGqa) + ".json")));
+    if (edit == u"field")
+        def["extra"] = 1;
+    else if (edit == u"dtype")
+        def["inputs"]["q"]["dtype"] = "float4_e2m1";
+    else if (edit == u"reference")
+        def.erase("reference");
+    test::writeText(dir / "def.json", def.dump(2));
+    FibImportOptions o;
+    o.definition = dir / "def.json";
+    if (edit != u"noworkloads")
+        o.workloads = writeGqaDataset(dir / "dataset");
+    if (edit == u"definition") {
+        std::string text = test::readText(*o.workloads);
+        text.replace(text.find(kGqa), std::string(kGqa).size(), "gemm_n128_k2048");
+        test::writeText(*o.workloads, text);
+    }
+    if (edit == u"blob")
+        fs::remove(dir / "dataset" / "blob" / "workloads" / "gqa_paged" / "w0.safetensors");
+    o.out = dir / "out";
+    if (edit == u"out")
+        test::writeText(o.out / "keep.txt", "someone's file\n");
+    const FibImportResult r = importFibTask(o);
+    QVERIFY(!r.ok());
+    std::string all;
+    for (const auto& e : r.errors)
+        all += e + "\n";
+    QVERIFY2(all.find(mentions.toStdString()) != std::string::npos, all.c_str());
+    if (edit == u"out")
+        QCOMPARE(test::readText(o.out / "keep.txt"), std::string("someone's file\n")); // nothing lost
+}
+
+// Import, a short search whose coder answers with a PyTorch rmsnorm (the reference.py makes the
+// expected outputs and is the baseline), then export: a FlashInfer-Bench solution in Python.
+void TestFibImport::importSearchExport()
+{
+    const std::string python = test::pythonWithTorch();
+    if (python.empty())
+        QSKIP("no python3 with torch here: scripts/setup.sh --tests installs Debian's python3-torch");
+    const fs::path task = m_root / "rmsnorm_h128";
+    auto r = test::runProgram(u"ksearch"_qs,
+        {u"tasks"_qs, u"import"_qs, QString::fromStdString(fibData("rmsnorm_h128.json").string()), u"--workloads"_qs,
+            QString::fromStdString(fibData("rmsnorm_h128.jsonl").string()), u"--out"_qs,
+            QString::fromStdString(task.string())});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(u"every element (FlashInfer-Bench's default)"_qs), qPrintable(r.out));
+    r = test::runProgram(u"ksearch"_qs,
+        {u"tasks"_qs, u"check"_qs, QString::fromStdString(task.string()), u"--python"_qs,
+            QString::fromStdString(python)});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+
+    const fs::path candidate = m_root / "rms.py";
+    test::writeText(candidate,
+        "import torch\n\ndef run(hidden_states, weight, eps, output):\n    x = hidden_states.float()\n"
+        "    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.float()\n"
+        "    output.copy_(y.to(torch.bfloat16))\n");
+    const fs::path session = m_root / "session";
+    const QString llm = u"python3 "_qs + QString::fromStdString((test::sourceDir() / "bench" / "scripted_llm.py").string());
+    r = test::runProgram(u"ksearch"_qs,
+        {u"run"_qs, u"--task"_qs, QString::fromStdString(task.string()), u"--session"_qs,
+            QString::fromStdString(session.string()), u"--backend"_qs, u"host"_qs, u"--language"_qs, u"python"_qs,
+            u"--python"_qs, QString::fromStdString(python), u"--provider"_qs, u"command"_qs, u"--command"_qs, llm,
+            u"--model"_qs, u"scripted"_qs, u"--budget"_qs, u"3"_qs, u"-k"_qs, u"1"_qs, u"--bench-seconds"_qs,
+            u"0.05"_qs, u"--quiet"_qs},
+        300000,
+        {u"KS_SCRIPTED_TASK="_qs + QString::fromStdString(task.string()),
+            u"KS_SCRIPTED_FILES="_qs + QString::fromStdString(candidate.string())});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains(u"Evaluations: 3 of 3 (PASSED 3)"_qs), qPrintable(r.out)); // the PyTorch candidate, always
+
+    const fs::path exported = m_root / "export";
+    r = test::runProgram(u"ksearch"_qs,
+        {u"export"_qs, u"--session"_qs, QString::fromStdString(session.string()), u"--out"_qs,
+            QString::fromStdString(exported.string())});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QCOMPARE(test::readText(exported / "best_kernel.py").find("def run(hidden_states, weight, eps, output)")
+            != std::string::npos,
+        true);
+    const auto solution = nlohmann::json::parse(test::readText(exported / "solution.json"));
+    QCOMPARE(solution["definition"].get<std::string>(), std::string("rmsnorm_h128"));
+    QCOMPARE(solution["spec"]["language"].get<std::string>(), std::string("python"));
+    QCOMPARE(solution["spec"]["entry_point"].get<std::string>(), std::string("main.py::run"));
+    QVERIFY(solution["spec"]["destination_passing_style"].get<bool>());
+    QVERIFY(fs::exists(exported / "traces.jsonl"));
+}
+
+KS_TEST_MAIN_CORE(TestFibImport)
+#include "tst_fibimport.moc"
