@@ -243,8 +243,7 @@ int runTasksCommand(const QStringList& arguments, const GlobalOptions& /*global*
             err << "ksearch tasks import: " << q(e) << "\n";
         if (!r.ok())
             return exitcode::InvalidInput;
-        out << "imported " << q(options.definition.filename().string()) << " into " << q(options.out.string())
-            << "\n";
+        out << "imported " << q(options.definition.filename().string()) << " into " << q(options.out.string()) << "\n";
         for (const auto& n : r.notes)
             out << "  " << q(n) << "\n";
         out << "check it with: ksearch tasks check " << q(options.out.string()) << "\n";

@@ -321,8 +321,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     // The baseline is timed once, in the same way as every candidate after it.
     const auto baseStart = std::chrono::steady_clock::now();
     if (baseline) {
-        RunnerJob job =
-            makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
+        RunnerJob job = makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
         RunnerJobResult r;
         {
@@ -479,8 +478,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
 bool Evaluator::needsPython() const
 {
     const auto& f = m_task.files;
-    const bool compiledBaseline = m_settings.backend == Backend::Cuda ? (f.baselineCu || f.referenceCu)
-                                                                      : (f.baselineCpp || f.referenceCpp);
+    const bool compiledBaseline =
+        m_settings.backend == Backend::Cuda ? (f.baselineCu || f.referenceCu) : (f.baselineCpp || f.referenceCpp);
     return isPythonLanguage(m_language) || !f.referenceCpp || !compiledBaseline;
 }
 
@@ -493,7 +492,8 @@ std::optional<std::string> Evaluator::preparePython()
     } catch (const std::exception& e) {
         return e.what();
     }
-    const PythonProbe probe = probePython(m_python, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
+    const PythonProbe probe =
+        probePython(m_python, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
     if (!probe.problem.empty()) {
         m_python.script.clear();
         const bool forReference = !isPythonLanguage(m_language);

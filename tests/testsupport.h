@@ -39,7 +39,8 @@ struct BlobTensor {
     std::string dtype = "I32";
     std::vector<std::size_t> shape = {}; // empty: {values.size()}
 };
-void writeSafetensors(const std::filesystem::path& path, const std::vector<BlobTensor>& tensors, std::size_t truncate = 0);
+void writeSafetensors(
+    const std::filesystem::path& path, const std::vector<BlobTensor>& tensors, std::size_t truncate = 0);
 
 // The command that runs the scripted LLM (ks_fake_llm) for the command provider.
 QString fakeLlmCommand();

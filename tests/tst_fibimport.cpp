@@ -184,7 +184,8 @@ void TestFibImport::importSearchExport()
         "    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.float()\n"
         "    output.copy_(y.to(torch.bfloat16))\n");
     const fs::path session = m_root / "session";
-    const QString llm = u"python3 "_qs + QString::fromStdString((test::sourceDir() / "bench" / "scripted_llm.py").string());
+    const QString llm =
+        u"python3 "_qs + QString::fromStdString((test::sourceDir() / "bench" / "scripted_llm.py").string());
     r = test::runProgram(u"ksearch"_qs,
         {u"run"_qs, u"--task"_qs, QString::fromStdString(task.string()), u"--session"_qs,
             QString::fromStdString(session.string()), u"--backend"_qs, u"host"_qs, u"--language"_qs, u"python"_qs,

@@ -19,6 +19,16 @@ using Json = nlohmann::ordered_json;
 const std::set<std::string> kKnownFields {
     "name", "op_type", "axes", "inputs", "outputs", "reference", "tags", "description", "constraints"};
 
+// A string member, or empty. (value() with a default, and find(), trip GCC's null-dereference
+// analysis when optimising.)
+std::string stringMember(const Json& j, const char* key)
+{
+    if (!j.is_object() || !j.contains(key))
+        return {};
+    const Json& v = j.at(key);
+    return v.is_string() ? v.get<std::string>() : std::string();
+}
+
 bool writeText(const fs::path& path, const std::string& text)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -55,19 +65,21 @@ public:
             return error(defFile, why.empty() ? "not a JSON object" : why);
         for (const auto& [key, value] : doc->items())
             if (!kKnownFields.count(key))
-                error(defFile + ": " + key, "not supported by ksearch's task format (a FlashInfer-Bench Definition has "
-                                            "name, op_type, axes, inputs, outputs, reference, tags, description, "
-                                            "constraints)");
+                error(defFile + ": " + key,
+                    "not supported by ksearch's task format (a FlashInfer-Bench Definition has "
+                    "name, op_type, axes, inputs, outputs, reference, tags, description, "
+                    "constraints)");
         if (!doc->contains("name") || !(*doc)["name"].is_string())
             error(defFile + ": name", "missing");
         if (!doc->contains("reference") || !(*doc)["reference"].is_string()
             || (*doc)["reference"].get<std::string>().find("def run") == std::string::npos)
-            error(defFile + ": reference", "missing, or without a run function: the PyTorch reference is the task's "
-                                           "ground truth");
+            error(defFile + ": reference",
+                "missing, or without a run function: the PyTorch reference is the task's "
+                "ground truth");
         for (const char* list : {"inputs", "outputs"})
             if (doc->contains(list) && (*doc)[list].is_object())
                 for (const auto& [name, spec] : (*doc)[list].items()) {
-                    const std::string dtype = spec.value("dtype", std::string());
+                    const std::string dtype = stringMember(spec, "dtype");
                     if (!parseDType(dtype))
                         error(defFile + ": " + list + "." + name + ".dtype",
                             "'" + dtype + "' is not supported (one of " + dtypeNameList() + ")");
@@ -89,10 +101,11 @@ public:
             if (key != "reference")
                 def[key] = value;
         def["tolerance"] = tolerance(m_name);
-        note("tolerance: atol 1e-2, rtol 1e-2, " + std::string(def["tolerance"]["required_matched_ratio"] == 1.0
-                                                                     ? "every element (FlashInfer-Bench's default)"
-                                                                     : "95 % of the elements (FlashInfer-Bench's "
-                                                                       "low-bit MoE rule)"));
+        note("tolerance: atol 1e-2, rtol 1e-2, "
+            + std::string(def["tolerance"]["required_matched_ratio"] == 1.0
+                    ? "every element (FlashInfer-Bench's default)"
+                    : "95 % of the elements (FlashInfer-Bench's "
+                      "low-bit MoE rule)"));
         note("workspace_bytes: 0 and no cost model (edit definition.json to offer scratch memory and to let "
              "ksearch compute roofline floors)");
         std::string reference = (*doc)["reference"].get<std::string>();
@@ -154,7 +167,7 @@ private:
             Json workload = (*doc)["workload"];
             if (workload.contains("inputs") && workload["inputs"].is_object())
                 for (auto& [name, input] : workload["inputs"].items())
-                    if (input.is_object() && input.value("type", std::string()) == "safetensors")
+                    if (stringMember(input, "type") == "safetensors")
                         copyBlob(input, where + ": workload.inputs." + name + ".path");
             lines += Json {{"definition", m_name}, {"workload", workload}}.dump() + "\n";
         }
@@ -175,8 +188,8 @@ private:
         const auto source = findBlob(relative);
         if (!source)
             return error(where,
-                "'" + relative.string() + "' not found " + (m_opt.blobs ? "under " + m_opt.blobs->string()
-                                                                         : "above the workloads file")
+                "'" + relative.string() + "' not found "
+                    + (m_opt.blobs ? "under " + m_opt.blobs->string() : "above the workloads file")
                     + ": give the dataset root with --blobs DIR");
         std::error_code ec;
         const fs::path target = m_opt.out / relative;
