@@ -68,7 +68,7 @@ fs::path writePythonRunner(const fs::path& dir)
 {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    const fs::path path = dir / "ksearch_pyrunner.py";
+    fs::path path = dir / "ksearch_pyrunner.py";
     std::ofstream out(path, std::ios::trunc);
     out << kPythonRunnerScript;
     if (!out.flush())

@@ -178,6 +178,29 @@ void TestFibImport::importSearchExport()
             QString::fromStdString(python)});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
 
+    // A compiled C++ candidate against the same task: reference.py still makes the expected
+    // outputs and is the baseline, so the task needs Python whatever the candidate's language.
+    const fs::path cpp = m_root / "rms.cpp";
+    test::writeText(cpp,
+        "#include \"ks_task.h\"\n#include <cmath>\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    for (int64_t b = 0; b < a->batch_size; ++b) {\n"
+        "        const ks_bf16_t* x = a->hidden_states + b * KS_HIDDEN_SIZE;\n"
+        "        float ss = 0.0f;\n"
+        "        for (int64_t j = 0; j < KS_HIDDEN_SIZE; ++j) ss += ks_to_float(x[j]) * ks_to_float(x[j]);\n"
+        "        const float inv = 1.0f / std::sqrt(ss / (float)KS_HIDDEN_SIZE + a->eps);\n"
+        "        for (int64_t j = 0; j < KS_HIDDEN_SIZE; ++j)\n"
+        "            a->output[b * KS_HIDDEN_SIZE + j] =\n"
+        "                ks_from_float_bf16(ks_to_float(x[j]) * inv * ks_to_float(a->weight[j]));\n"
+        "    }\n    return 0;\n}\n");
+    const QStringList evalCpp {u"eval"_qs, u"--task"_qs, QString::fromStdString(task.string()), u"--backend"_qs,
+        u"host"_qs, u"--max-seconds"_qs, u"0.05"_qs, QString::fromStdString(cpp.string()), u"--python"_qs};
+    r = test::runProgram(u"ksearch"_qs, evalCpp + QStringList {QString::fromStdString(python)});
+    QVERIFY2(r.exitCode == 0 && r.out.contains(u"PASSED: J ="_qs), qPrintable(r.out + r.err));
+    r = test::runProgram(u"ksearch"_qs, evalCpp + QStringList {u"/nonexistent/python3"_qs});
+    QVERIFY2(r.exitCode == 3, qPrintable(r.err));
+    QVERIFY2(r.err.contains(u"the task's PyTorch reference (reference.py) needs Python"_qs), qPrintable(r.err));
+
     const fs::path candidate = m_root / "rms.py";
     test::writeText(candidate,
         "import torch\n\ndef run(hidden_states, weight, eps, output):\n    x = hidden_states.float()\n"

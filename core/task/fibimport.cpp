@@ -64,7 +64,7 @@ public:
         if (!doc || !doc->is_object())
             return error(defFile, why.empty() ? "not a JSON object" : why);
         for (const auto& [key, value] : doc->items())
-            if (!kKnownFields.count(key))
+            if (!kKnownFields.contains(key))
                 error(defFile + ": " + key,
                     "not supported by ksearch's task format (a FlashInfer-Bench Definition has "
                     "name, op_type, axes, inputs, outputs, reference, tags, description, "
@@ -147,7 +147,8 @@ private:
         std::ifstream in(*m_opt.workloads);
         if (!in)
             return error(file, "cannot read the workloads");
-        std::string line, lines;
+        std::string line;
+        std::string lines;
         int number = 0;
         while (std::getline(in, line)) {
             ++number;

@@ -23,7 +23,7 @@ struct FibImportOptions {
 struct FibImportResult {
     std::vector<std::string> errors; // each names the file and the field or line
     std::vector<std::string> notes; // choices made for the user to know (tolerance, workspace)
-    bool ok() const { return errors.empty(); }
+    [[nodiscard]] bool ok() const { return errors.empty(); }
 };
 
 FibImportResult importFibTask(const FibImportOptions& options);

@@ -75,7 +75,8 @@ std::optional<Language> languageOfFile(const std::filesystem::path& file)
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream words(line);
-        std::string first, second;
+        std::string first;
+        std::string second;
         words >> first >> second;
         if ((first == "import" || first == "from") && (second == "triton" || second.rfind("triton.", 0) == 0))
             return Language::Triton;
