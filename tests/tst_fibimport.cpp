@@ -11,6 +11,7 @@
 #include <task/strictjson.h>
 #include <task/task.h>
 
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,8 @@ private slots:
     void initTestCase();
     void importsADefinitionWithItsWorkloads_data();
     void importsADefinitionWithItsWorkloads();
+    void importsEachPaperDefinition_data();
+    void importsEachPaperDefinition();
     void namesWhatItCannotCarry_data();
     void namesWhatItCannotCarry();
     void importSearchExport();
@@ -107,6 +110,52 @@ void TestFibImport::importsADefinitionWithItsWorkloads()
     QVERIFY(loaded.task->files.referencePy && !loaded.task->files.referenceCpp);
     QCOMPARE(loaded.task->workloads.size(), std::size_t {1});
     QCOMPARE(loaded.task->definition.inputs.front().name, std::string("q"));
+}
+
+// The paper's four FlashInfer-Bench definitions (in its form, with references written for this
+// project), each with the workloads of the matching shipped task: the import loads as a task with
+// the definition's tensors in order and FlashInfer-Bench's tolerance, and its reference parses.
+void TestFibImport::importsEachPaperDefinition_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<double>("matchedRatio");
+    for (const char* name : {"gqa_paged_decode_h32_kv4_d128_ps1", "mla_paged_decode_h16_ckv512_kpe64_ps1",
+             "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1"})
+        QTest::newRow(name) << QString::fromLatin1(name) << 1.0;
+    QTest::newRow("moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048")
+        << u"moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048"_qs << 0.95;
+}
+
+void TestFibImport::importsEachPaperDefinition()
+{
+    QFETCH(QString, name);
+    QFETCH(double, matchedRatio);
+    FibImportOptions o;
+    o.definition = fibData(name.toStdString() + ".json");
+    o.workloads = test::tasksDir() / name.toStdString() / "workloads.jsonl";
+    o.out = m_root / "paper" / name.toStdString();
+    const FibImportResult r = importFibTask(o);
+    QVERIFY2(r.ok(), r.errors.empty() ? "" : r.errors.front().c_str());
+    const TaskLoadResult imported = loadTask(o.out);
+    QVERIFY2(imported.task, imported.diagnostics.formatAll().c_str());
+    const TaskLoadResult shipped = loadTask(test::tasksDir() / name.toStdString());
+    QVERIFY(shipped.task);
+    QCOMPARE(imported.task->workloads.size(), shipped.task->workloads.size());
+    const auto names = [](const std::vector<TensorSpec>& specs) {
+        std::vector<std::string> out;
+        for (const auto& t : specs)
+            out.push_back(t.name + ":" + std::string(dtypeName(t.dtype)));
+        return out;
+    };
+    QCOMPARE(names(imported.task->definition.inputs), names(shipped.task->definition.inputs));
+    QCOMPARE(names(imported.task->definition.outputs), names(shipped.task->definition.outputs));
+    QCOMPARE(imported.task->definition.tolerance.requiredMatchedRatio, matchedRatio);
+    QProcess parse;
+    parse.start(u"python3"_qs,
+        {u"-c"_qs, u"import ast, sys; ast.parse(open(sys.argv[1]).read())"_qs,
+            QString::fromStdString((o.out / "reference.py").string())});
+    QVERIFY(parse.waitForFinished(60000));
+    QVERIFY2(parse.exitCode() == 0, parse.readAllStandardError().constData());
 }
 
 void TestFibImport::namesWhatItCannotCarry_data()
