@@ -280,7 +280,7 @@ class Harness:
                 args.append(shared.clone().view(self.dtype(f["dtype"])).item())
         return {"args": args, "raws": raws, "pristine": pristine}
 
-    def poison(self, outputs, workspace):
+    def poison(self, outputs):
         for o in outputs:
             o["raw"].copy_(o["poison"])
 
@@ -381,7 +381,7 @@ class Harness:
         style = self.bind(fn)
         outputs = self.allocate_outputs(call)
         first = self.upload_inputs(call, call["inputs"])
-        self.poison(outputs, None)
+        self.poison(outputs)
         self.dev.synchronize()
         t0 = time.perf_counter()
         self.run_once(fn, style, first, outputs)
@@ -405,7 +405,7 @@ class Harness:
         warm_start = time.perf_counter()
         warm = 0
         while warm < 3 or time.perf_counter() - warm_start < float(b.get("warmup_seconds", 0.025)):
-            self.poison(outputs, None)
+            self.poison(outputs)
             self.run_once(fn, style, sets[warm % len(sets)], outputs)
             warm += 1
             if warm > 10000:
@@ -428,7 +428,7 @@ class Harness:
             if swapped:
                 for dst, src in zip(sets[which]["raws"], source["pristine"]):
                     dst.copy_(src)
-            self.poison(outputs, None)
+            self.poison(outputs)
             device_us, wall_us = self.timed_once(fn, style, sets[which], outputs)
             latency = device_us
             host_view = wall_us - overhead
@@ -462,7 +462,7 @@ class Harness:
                 unchanged = all(self.holds_inputs_of(s_, s_) for s_ in sets)
                 while (i + 1) % count != 0:  # align the final round: set k is the k-th of each pass
                     i += 1
-                    self.poison(outputs, None)
+                    self.poison(outputs)
                     self.run_once(fn, style, sets[i % count], outputs)
             i += 1
         s = statistics(samples)
