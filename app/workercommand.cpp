@@ -28,7 +28,11 @@ int runWorkerCommand(const QStringList& arguments, const GlobalOptions& /*global
     const QCommandLineOption scratch(QStringLiteral("scratch"),
         QStringLiteral("folder for runner jobs and candidates (default: a temporary one, removed at exit)"),
         QStringLiteral("DIR"));
-    parser.addOptions({help, scratch});
+    const QCommandLineOption python(QStringLiteral("python"),
+        QStringLiteral("the python3 with torch (and triton) for Python candidates and reference.py (default: "
+                       "$KSEARCH_PYTHON, else python3)"),
+        QStringLiteral("PATH"));
+    parser.addOptions({help, scratch, python});
     if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch worker"), out, err))
         return *done;
     QTemporaryDir temporary(QDir::tempPath() + QStringLiteral("/ksearch-worker-XXXXXX"));
@@ -44,6 +48,8 @@ int runWorkerCommand(const QStringList& arguments, const GlobalOptions& /*global
             error = loaded.diagnostics.formatAll();
         return std::move(loaded.task);
     });
+    if (parser.isSet(python))
+        w.setPython(parser.value(python).toStdString());
     // Plain std streams: stdout carries the protocol alone, one flushed line per reply.
     for (std::string line; std::getline(std::cin, line);) {
         if (line.find_first_not_of(" \t\r") == std::string::npos)

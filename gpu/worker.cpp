@@ -79,6 +79,8 @@ Worker::Reply Worker::evaluate(const nlohmann::json& requestJson, const std::str
         s.runTimeout = std::chrono::milliseconds(static_cast<long>(r.settings.timeoutSeconds * 1000));
         if (!r.settings.language.empty())
             s.language = parseLanguage(r.settings.language);
+        if (!m_python.empty())
+            s.python = m_python;
         evaluator = std::make_unique<Evaluator>(std::move(*task), s);
         if (const auto problem = evaluator->environmentProblem()) {
             const std::string message = "this worker cannot evaluate on " + r.settings.backend + ": " + *problem;

@@ -27,6 +27,9 @@ public:
         int exitCode = 0;
     };
     Reply handle(const std::string& line);
+    // The interpreter for python and triton candidates and reference.py (default: $KSEARCH_PYTHON,
+    // else python3): the worker's machine's, never the caller's.
+    void setPython(std::string interpreter) { m_python = std::move(interpreter); }
 
 private:
     Reply evaluate(const nlohmann::json& request, const std::string& id);
@@ -37,6 +40,7 @@ private:
     bool m_greeted = false;
     std::map<std::string, std::unique_ptr<Evaluator>> m_evaluators; // by task, digest and settings
     int m_candidates = 0;
+    std::string m_python;
 };
 
 } // namespace ks::worker

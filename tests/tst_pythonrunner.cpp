@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 
 #include <evaluator.h>
+#include <workerclient.h>
+#include <workerprotocol.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -29,6 +31,7 @@ private slots:
     void verdicts();
     void endlessCandidateTimesOut();
     void rmsnormInPyTorchPasses();
+    void evaluatesInAWorker();
     void cliNamesWhatIsMissing_data();
     void cliNamesWhatIsMissing();
 
@@ -173,6 +176,30 @@ void TestPythonRunner::rmsnormInPyTorchPasses()
         "    output.copy_(y.to(torch.bfloat16))\n"));
     QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
     QCOMPARE(e.workloads.size(), std::size_t {3});
+}
+
+// A search with --worker and --language python: the language travels in the settings, the
+// worker runs the candidate with its own machine's interpreter (ksearch worker --python).
+void TestPythonRunner::evaluatesInAWorker()
+{
+    const auto loaded = loadTask(m_root / "scale");
+    QVERIFY(loaded.task);
+    worker::WorkerClient::Options o;
+    o.command = (test::binDir() / "ksearch").string() + " worker --python " + m_python;
+    o.task = (m_root / "scale").string();
+    o.taskDigest = worker::taskDigest(*loaded.task);
+    o.settings.language = "python";
+    o.settings.maxSeconds = 0.05;
+    o.sourceSuffix = ".py";
+    o.replyTimeout = std::chrono::seconds(120);
+    std::string error;
+    auto client = worker::WorkerClient::start(o, error);
+    QVERIFY2(client, error.c_str());
+    const Evaluation honest = client->evaluate(candidate("worker-honest", kHonest));
+    QVERIFY2(honest.status == Verdict::Passed, honest.log.c_str());
+    const Evaluation broken = client->evaluate(candidate("worker-broken", "def run(x, alpha, y)\n    pass\n"));
+    QCOMPARE(broken.status, Verdict::CompileError);
+    QVERIFY2(broken.log.find("SyntaxError") != std::string::npos, broken.log.c_str());
 }
 
 void TestPythonRunner::cliNamesWhatIsMissing_data()
