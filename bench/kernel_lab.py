@@ -24,19 +24,15 @@ import sys
 import torch
 from triton.testing import do_bench
 
+from ks_header import ksargs_fields
+
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "float16": torch.float16,
           "bool": torch.bool, "float8_e4m3fn": torch.float8_e4m3fn}
-CTYPES = {"float": ctypes.c_float, "int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32}
 
 
 def args_struct(header):
-    """ctypes mirror of KsArgs, parsed from ks_task.h (pointers, floats and int64 axes)."""
-    body = re.search(r"typedef struct KsArgs \{(.*?)\} KsArgs;", header, re.S).group(1)
-    fields = []
-    for line in body.splitlines():
-        m = re.match(r"\s*(const )?([\w]+)(\*)?\s+(\w+);", line)
-        if m:
-            fields.append((m.group(4), ctypes.c_void_p if m.group(3) else CTYPES[m.group(2)]))
+    """ctypes mirror of KsArgs, parsed from ks_task.h."""
+    fields = [(name, getattr(ctypes, ctype)) for name, ctype in ksargs_fields(header)]
     return type("KsArgs", (ctypes.Structure,), {"_fields_": fields})
 
 

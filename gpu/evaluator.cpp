@@ -117,7 +117,6 @@ Evaluator::Evaluator(Task task, EvaluatorSettings settings)
     std::error_code ec;
     fs::create_directories(m_settings.workDir, ec);
     m_python.interpreter = m_settings.python;
-    m_python.tritonCache = m_settings.workDir / "triton-cache";
 }
 
 Evaluator::~Evaluator() = default;
@@ -389,16 +388,14 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         }
         const auto& baselineFile =
             m_settings.backend == Backend::Cuda ? m_task.files.baselineCu : m_task.files.baselineCpp;
-        const auto fallback =
-            m_settings.backend == Backend::Cuda ? m_task.files.referenceCu : m_task.files.referenceCpp;
-        if (baselineFile || fallback) {
+        if (const auto timed = baselineSource(); timed && isPythonFile(*timed)) {
+            pyBaseline = asIs(*timed);
+            e.log += "no baseline for this backend: the PyTorch reference (reference.py) is timed as the baseline\n";
+        } else if (timed) {
             baseIndex = static_cast<int>(requests.size());
-            requests.push_back(request(baselineFile ? *baselineFile : *fallback, m_settings.backend, {}));
+            requests.push_back(request(*timed, m_settings.backend, {}));
             if (!baselineFile)
                 e.log += "no baseline for this backend: the reference is timed as the baseline\n";
-        } else if (m_task.files.referencePy) { // FlashInfer-Bench's own yardstick
-            pyBaseline = asIs(*m_task.files.referencePy);
-            e.log += "no baseline for this backend: the PyTorch reference (reference.py) is timed as the baseline\n";
         }
     }
     const auto compileStart = std::chrono::steady_clock::now();
@@ -475,27 +472,30 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     return e;
 }
 
-bool Evaluator::needsPython() const
+std::optional<fs::path> Evaluator::baselineSource() const
 {
     const auto& f = m_task.files;
-    const bool compiledBaseline =
-        m_settings.backend == Backend::Cuda ? (f.baselineCu || f.referenceCu) : (f.baselineCpp || f.referenceCpp);
-    return isPythonLanguage(m_language) || !f.referenceCpp || !compiledBaseline;
+    const bool cuda = m_settings.backend == Backend::Cuda;
+    // The backend's baseline, else its compiled reference, else FlashInfer-Bench's own yardstick.
+    for (const auto& file : {cuda ? f.baselineCu : f.baselineCpp, cuda ? f.referenceCu : f.referenceCpp, f.referencePy})
+        if (file)
+            return file;
+    return std::nullopt;
+}
+
+bool Evaluator::needsPython() const
+{
+    const auto timed = baselineSource();
+    return isPythonLanguage(m_language) || !m_task.files.referenceCpp || (timed && isPythonFile(*timed));
 }
 
 std::optional<std::string> Evaluator::preparePython()
 {
     if (!m_python.script.empty())
         return std::nullopt;
-    try {
-        m_python.script = writePythonRunner(m_settings.workDir / "python");
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    const PythonProbe probe =
-        probePython(m_python, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
+    const PythonProbe probe = startPythonRuntime(
+        m_python, m_settings.workDir, m_language == Language::Triton, m_settings.backend == Backend::Cuda);
     if (!probe.problem.empty()) {
-        m_python.script.clear();
         const bool forReference = !isPythonLanguage(m_language);
         return forReference ? "the task's PyTorch reference (reference.py) needs Python: " + probe.problem
                             : probe.problem;

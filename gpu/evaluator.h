@@ -71,6 +71,9 @@ private:
     RunnerJob makeJob(
         const std::filesystem::path& library, const std::string& name, bool bench, bool python = false) const;
     CompileCache::Result checkPython(const CompileRequest& request);
+    // What is timed as the baseline: the backend's baseline, else its compiled reference, else
+    // reference.py; nullopt when the task has none of them.
+    std::optional<std::filesystem::path> baselineSource() const;
     // Whether candidates, the reference or the baseline run in the Python runner.
     bool needsPython() const;
     // Writes the Python runner and asks the interpreter what it has, once; the problem if any.

@@ -120,6 +120,22 @@ PythonProbe probePython(const PythonRuntime& runtime, bool needTriton, bool need
     return probe;
 }
 
+PythonProbe startPythonRuntime(PythonRuntime& runtime, const fs::path& scratch, bool needTriton, bool needCuda)
+{
+    runtime.tritonCache = scratch / "triton-cache";
+    try {
+        runtime.script = writePythonRunner(scratch / "python");
+    } catch (const std::exception& e) {
+        PythonProbe failed;
+        failed.problem = e.what();
+        return failed;
+    }
+    PythonProbe probe = probePython(runtime, needTriton, needCuda);
+    if (!probe.problem.empty())
+        runtime.script.clear();
+    return probe;
+}
+
 CompileResult checkPythonSource(const PythonRuntime& runtime, const CompileRequest& request, const std::string& symbol)
 {
     CompileResult result;

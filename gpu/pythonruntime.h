@@ -34,6 +34,12 @@ struct PythonProbe {
 };
 PythonProbe probePython(const PythonRuntime& runtime, bool needTriton, bool needCuda);
 
+// Readies `runtime` (its interpreter already chosen) in a scratch folder: the runner written to
+// scratch/python, Triton's cache at scratch/triton-cache, then the interpreter probed. On a
+// problem (the runner cannot be written, or the probe's) runtime.script stays empty.
+PythonProbe startPythonRuntime(
+    PythonRuntime& runtime, const std::filesystem::path& scratch, bool needTriton, bool needCuda);
+
 // The "compile" step of a Python candidate: the file is copied into request.workDir and parsed
 // by the interpreter (nothing of it runs); a syntax error, or no top-level `symbol`, fails with
 // the traceback's last lines as the log. The result's library is the copied file.

@@ -101,9 +101,7 @@ TaskCheckReport checkTask(const Task& task, const TaskCheckOptions& options)
     if (task.files.referencePy) {
         python.emplace();
         python->interpreter = options.python.empty() ? defaultPythonInterpreter() : options.python;
-        python->script = writePythonRunner(options.workDir / "python");
-        python->tritonCache = options.workDir / "triton-cache";
-        const PythonProbe probe = probePython(*python, false, false);
+        const PythonProbe probe = startPythonRuntime(*python, options.workDir, false, false);
         if (!probe.problem.empty())
             return fail(TaskCheckReport::Outcome::EnvironmentProblem, "reference.py needs Python: " + probe.problem);
     }

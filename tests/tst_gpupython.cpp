@@ -60,8 +60,7 @@ void TestGpuPython::initTestCase()
         QSKIP("no CUDA device for Python candidates: no python3 with torch here");
     PythonRuntime probeRuntime;
     probeRuntime.interpreter = m_python;
-    probeRuntime.script = writePythonRunner(m_root / "probe");
-    const PythonProbe probe = probePython(probeRuntime, true, true);
+    const PythonProbe probe = startPythonRuntime(probeRuntime, m_root / "probe", true, true);
     if (!probe.cuda)
         QSKIP("no CUDA device for Python candidates (torch without CUDA, or no GPU)");
     if (!probe.problem.empty())
