@@ -17,6 +17,7 @@
 #include <QTextStream>
 
 #include <fstream>
+#include <gpulist.h>
 #include <searchrun.h>
 #include <sstream>
 
@@ -55,8 +56,18 @@ struct RunFlags {
     QCommandLineOption prices {u"prices"_qs, u"price overrides (JSON)"_qs, u"FILE"_qs};
     QCommandLineOption quiet {u"quiet"_qs, u"only the summary"_qs};
     QCommandLineOption worker {u"worker"_qs,
-        u"evaluate in a worker started by this shell command, e.g. \"ssh gpu-box ksearch worker\" (docs/workers.md)"_qs,
+        u"evaluate in a worker started by this shell command, e.g. \"ssh gpu-box ksearch worker\"; repeat it for "
+        "several (docs/workers.md)"_qs,
         u"CMD"_qs};
+    QCommandLineOption gpus {
+        u"gpus"_qs, u"local GPUs, one evaluator each: all, or a list such as 0,2,5"_qs, u"LIST"_qs};
+    QCommandLineOption localWorkers {u"local-workers"_qs,
+        u"evaluators per local device (the CPU, or each GPU of --gpus): runs take turns on the device, compiles "
+        "overlap with them (default 1; 0 with --worker: evaluate only there)"_qs,
+        u"N"_qs};
+    QCommandLineOption parallel {u"parallel"_qs,
+        u"actions in progress at once (default: one per evaluator; more keeps the LLM writing while all are busy)"_qs,
+        u"P"_qs};
     QCommandLineOption workerTask {u"worker-task"_qs,
         u"the task as the worker finds it (default: its name, on the worker's task path)"_qs, u"NAME|PATH"_qs};
 };
@@ -141,7 +152,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     const RunFlags f;
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
         f.seed, f.target, f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed,
-        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.workerTask});
+        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.workerTask, f.gpus, f.localWorkers, f.parallel});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);
@@ -164,7 +175,28 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     options.prices = loadPrices(parser.value(f.prices), &error);
     if (!options.prices)
         return usage(error);
-    options.workerCommand = parser.value(f.worker).toStdString();
+    for (const QString& command : parser.values(f.worker))
+        options.workerCommands.push_back(command.toStdString());
+    if (parser.isSet(f.gpus)) {
+        std::string gpuError;
+        const auto gpus = parseGpuList(parser.value(f.gpus).toStdString(), gpuError);
+        if (!gpus)
+            return usage(u"--gpus: "_qs + QString::fromStdString(gpuError));
+        options.gpus = *gpus;
+    }
+    if (parser.isSet(f.localWorkers)) {
+        bool ok = false;
+        options.localEvaluators = parser.value(f.localWorkers).toInt(&ok);
+        if (!ok || options.localEvaluators < 0)
+            return usage(
+                QStringLiteral("--local-workers: '%1' is not a number >= 0").arg(parser.value(f.localWorkers)));
+    }
+    if (parser.isSet(f.parallel)) {
+        const auto v = positiveInt(parser, f.parallel, &error);
+        if (!v)
+            return usage(error);
+        options.lanes = *v;
+    }
     options.python = parser.value(f.python).toStdString();
     options.workerTask = parser.value(f.workerTask).toStdString();
     if (parser.isSet(f.workerTask) && !parser.isSet(f.worker))
@@ -262,6 +294,19 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
             }
     }
 
+    if (run->evaluators().size() > 1 || !run->unavailableEvaluators().empty()) {
+        QStringList names;
+        for (const EvaluatorSlot& e : run->evaluators())
+            names << QString::fromStdString(e.name);
+        err << "ksearch run: " << names.size() << (names.size() == 1 ? " evaluator: " : " evaluators: ")
+            << names.join(u", "_qs) << "\n";
+        for (const std::string& why : run->unavailableEvaluators())
+            err << "ksearch run: left out: " << QString::fromStdString(why) << "\n";
+    }
+    QObject::connect(
+        &run->engine(), &SearchEngine::evaluatorLost, &run->engine(), [&](const QString& name, const QString& why) {
+            err << "ksearch run: evaluator " << name << " failed and takes no more candidates: " << why << "\n";
+        });
     RunPrinter printer(run->task(), out, parser.isSet(f.quiet));
     QObject::connect(&run->engine(), &SearchEngine::eventRecorded, &run->engine(),
         [&](const SearchEvent& e) { printer.onEvent(run->engine().state(), *e); });

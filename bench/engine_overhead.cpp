@@ -181,7 +181,7 @@ Row measure(int nodes, int evaluations)
     InstantProvider planner, coder;
     InstantEvaluator evaluator;
     UsageLedger ledger;
-    EngineSetup setup {&*loaded.task, session.get(), {}, {}, &planner, &coder, &ledger, &evaluator,
+    EngineSetup setup {&*loaded.task, session.get(), {}, {}, &planner, &coder, &ledger, {{"", &evaluator}}, 0,
         {"an NVIDIA H200 (sm_90a)", "nvcc", true}};
     SearchEngine engine(setup, state);
     QSignalSpy finished(&engine, &SearchEngine::finished);

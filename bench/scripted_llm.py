@@ -15,12 +15,17 @@ Environment: KS_SCRIPTED_TASK (the task folder), KS_SCRIPTED_KNOBS (knob sets se
 ';', each "NAME=VALUE,NAME=VALUE"; none: the baseline as it is), KS_SCRIPTED_REFERENCE=0 leaves
 the reference candidate out, KS_SCRIPTED_FILES (paths separated by ';': one intent per file
 instead of the knobs and the reference; [[broken]] is then a Python syntax error).
+For throughput benchmarks: KS_SCRIPTED_VARY=1 makes every CUDA answer a new program (a comment
+from the prompt's hash, so each is compiled, never a cache hit), KS_SCRIPTED_DELAY=S answers
+after S seconds, as a model's latency.
 Request JSON on stdin, {"text", "model", "usage"} out.
 """
+import hashlib
 import json
 import os
 import re
 import sys
+import time
 
 
 def planner(prompt):
@@ -64,11 +69,14 @@ def coder(prompt):
         pairs = [d for d in (k.group(1).split(",") if k else []) if "=" in d]
         defines = "".join(f"#define {d.split('=')[0]} {d.split('=')[1]}\n" for d in pairs)
         source = defines + open(os.path.join(task, "baseline.cu")).read()
+    if os.environ.get("KS_SCRIPTED_VARY") == "1":
+        source = f"// variant {hashlib.sha1(prompt.encode()).hexdigest()[:16]}\n" + source
     return "Here is the kernel.\n```cuda\n" + source + "```\n"
 
 
 def main():
     request = json.load(sys.stdin)
+    time.sleep(float(os.environ.get("KS_SCRIPTED_DELAY", "0")))
     prompt = next((m["content"] for m in request.get("messages", []) if m.get("role") == "user"), "")
     text = planner(prompt) if request.get("role") == "planner" else coder(prompt)
     print(json.dumps({"text": text, "model": request.get("model", "scripted"),

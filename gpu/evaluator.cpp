@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -21,11 +23,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One queue per device: only one job runs kernels on it at a time, so timings never overlap.
-std::mutex& deviceLock(Backend b)
+// One queue per device: only one job runs kernels on it at a time, so timings never overlap, while
+// evaluators of other GPUs run theirs. The host backend has one queue (its candidates use every
+// core). An empty device is the default GPU, which is "0" unless CUDA_VISIBLE_DEVICES says more.
+std::mutex& deviceLock(const RunnerJob& job)
 {
-    static std::mutex host, cuda;
-    return b == Backend::Cuda ? cuda : host;
+    static std::mutex guard;
+    static std::map<std::string, std::unique_ptr<std::mutex>> queues;
+    const std::string key = job.backend == Backend::Cuda ? "cuda:" + job.cudaVisibleDevices : "host";
+    std::lock_guard lock(guard);
+    auto& queue = queues[key];
+    if (!queue)
+        queue = std::make_unique<std::mutex>();
+    return *queue;
 }
 
 // Generous upper bound of a Hopper GPU's dense arithmetic rate (fp8 tensor cores): only a
@@ -298,7 +308,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         job.timeout = std::chrono::minutes(10);
         RunnerJobResult r;
         {
-            std::lock_guard lock(deviceLock(job.backend));
+            std::lock_guard lock(deviceLock(job));
             r = runRunnerJob(job);
         }
         const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
@@ -324,7 +334,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
         RunnerJobResult r;
         {
-            std::lock_guard lock(deviceLock(job.backend));
+            std::lock_guard lock(deviceLock(job));
             r = runRunnerJob(job);
         }
         m_copyBandwidthGBs = r.environment.copyBandwidthGBs;
@@ -446,7 +456,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     RunnerJobResult run;
     {
-        std::lock_guard lock(deviceLock(job.backend));
+        std::lock_guard lock(deviceLock(job));
         run = runRunnerJob(job);
     }
     e.candidateSeconds = secondsSince(runStart);

@@ -4,6 +4,8 @@
 
 #include <QDir>
 
+#include <spdlog/spdlog.h>
+
 namespace ks {
 
 namespace fs = std::filesystem;
@@ -68,31 +70,10 @@ bool SearchRun::build(
     es.language = config.candidateLanguage();
     if (!options.python.empty())
         es.python = options.python;
-    CandidateEvaluator* evaluator = nullptr;
-    std::string compiler;
-    if (options.workerCommand.empty()) {
-        m_evaluator = std::make_unique<Evaluator>(*m_task, es);
-        evaluator = m_evaluator.get();
-        compiler = m_evaluator->compilerDescription();
-    } else {
-        worker::WorkerClient::Options wo;
-        wo.command = options.workerCommand;
-        wo.task = options.workerTask.empty() ? config.taskName : options.workerTask;
-        wo.taskDigest = worker::taskDigest(*m_task);
-        wo.settings.backend = config.backend;
-        if (config.language)
-            wo.settings.language = std::string(languageName(*config.language));
-        wo.settings.maxSeconds = options.benchSeconds;
-        wo.settings.timeoutSeconds = static_cast<double>(options.runTimeout.count()) / 1000.0;
-        wo.sourceSuffix = config.programSuffix();
-        m_worker = worker::WorkerClient::start(wo, m_workerError);
-        if (!m_worker) {
-            error = m_workerError;
-            return false;
-        }
-        evaluator = m_worker.get();
-        compiler = "the worker's";
-    }
+    if (!buildEvaluators(options, es, error))
+        return false;
+    const std::string compiler =
+        m_evaluators.empty() ? std::string("the worker's") : m_evaluators.front()->compilerDescription();
 
     m_prices = options.prices ? *options.prices : PriceTable::builtIn();
     m_ledger.restore(QMap<QString, RoleUsage>());
@@ -119,17 +100,85 @@ bool SearchRun::build(
     setup.planner = m_planner.get();
     setup.coder = m_coder.get();
     setup.ledger = &m_ledger;
-    setup.evaluator = evaluator;
-    setup.target = {evaluator->targetDescription(), compiler, es.backend == Backend::Cuda, config.candidateLanguage()};
+    setup.evaluators = m_slots;
+    setup.lanes = options.lanes;
+    setup.target = {m_slots.front().evaluator->targetDescription(), compiler, es.backend == Backend::Cuda,
+        config.candidateLanguage()};
     m_engine = std::make_unique<SearchEngine>(setup, std::move(state));
+    return true;
+}
+
+bool SearchRun::buildEvaluators(const RunOptions& options, const EvaluatorSettings& local, std::string& error)
+{
+    const SessionConfig& config = m_session->config();
+    const bool cuda = local.backend == Backend::Cuda;
+    if (!cuda && !options.gpus.empty()) {
+        error = "--gpus: the host backend evaluates on this machine's CPU; use --local-workers N";
+        return false;
+    }
+    // Local devices, and evaluators per device: their runs take turns on the device (one queue
+    // each), their compiles overlap with those runs.
+    const std::vector<std::string> devices =
+        options.gpus.empty() ? std::vector<std::string> {cuda ? options.cudaDevice : std::string()} : options.gpus;
+    const int perDevice = options.localEvaluators >= 0              ? options.localEvaluators
+        : (options.workerCommands.empty() || !options.gpus.empty()) ? 1
+                                                                    : 0;
+    const std::size_t localCount = devices.size() * static_cast<std::size_t>(perDevice);
+    const bool named = localCount + options.workerCommands.size() > 1 || !options.workerCommands.empty();
+    for (const std::string& device : devices)
+        for (int j = 0; j < perDevice; ++j) {
+            EvaluatorSettings es = local;
+            if (localCount > 1) // each its own scratch folder: candidates' files never meet
+                es.workDir = local.workDir / ("evaluator-" + std::to_string(m_evaluators.size()));
+            std::filesystem::create_directories(es.workDir);
+            es.cudaVisibleDevices = device;
+            m_evaluators.push_back(std::make_unique<Evaluator>(*m_task, es));
+            std::string name;
+            if (named && cuda)
+                name = "gpu" + (device.empty() ? std::string("0") : device)
+                    + (perDevice > 1 ? "." + std::to_string(j) : std::string());
+            else if (named)
+                name = "local" + std::to_string(j);
+            m_slots.push_back({name, m_evaluators.back().get()});
+        }
+    for (const std::string& command : options.workerCommands) {
+        worker::WorkerClient::Options wo;
+        wo.command = command;
+        wo.task = options.workerTask.empty() ? config.taskName : options.workerTask;
+        wo.taskDigest = worker::taskDigest(*m_task);
+        wo.settings.backend = config.backend;
+        if (config.language)
+            wo.settings.language = std::string(languageName(*config.language));
+        wo.settings.maxSeconds = options.benchSeconds;
+        wo.settings.timeoutSeconds = static_cast<double>(options.runTimeout.count()) / 1000.0;
+        wo.sourceSuffix = config.programSuffix();
+        std::string why;
+        auto client = worker::WorkerClient::start(wo, why);
+        if (!client) { // the search goes on with the evaluators it has
+            m_unavailable.push_back(why);
+            continue;
+        }
+        m_workers.push_back(std::move(client));
+        m_slots.push_back({command, m_workers.back().get()});
+    }
+    if (m_slots.empty()) {
+        error = m_unavailable.empty() ? "no evaluator: --local-workers 0 needs --worker CMD" : m_unavailable.front();
+        for (std::size_t i = 1; i < m_unavailable.size(); ++i)
+            error += "\n" + m_unavailable[i];
+        return false;
+    }
+    for (const std::string& why : m_unavailable)
+        spdlog::warn("left out of this search: {}", why);
     return true;
 }
 
 std::optional<std::string> SearchRun::environmentProblem()
 {
-    if (m_worker)
-        return std::nullopt; // the worker checked its own environment when it was greeted
-    return m_evaluator->environmentProblem();
+    // Workers checked their own environment when they were greeted.
+    for (const auto& e : m_evaluators)
+        if (auto problem = e->environmentProblem())
+            return problem;
+    return std::nullopt;
 }
 
 void SearchRun::start(bool ownThread)

@@ -25,12 +25,19 @@ struct RunOptions {
     std::chrono::milliseconds runTimeout {0}; // a candidate's process; 0: derived from the workloads
     std::filesystem::path compileCache; // empty: the default
     std::string cudaDevice; // CUDA_VISIBLE_DEVICES for the runner; empty: the first GPU
+    // Local CUDA devices, one evaluator each ("0", "2", ...); empty: cudaDevice alone.
+    std::vector<std::string> gpus;
+    // Evaluators per local device (the CPU, or each GPU): their runs take turns on the device, their
+    // compiles overlap with those runs. -1: one, or none when only workers are given.
+    int localEvaluators = -1;
     std::vector<std::string> extraFlags; // for candidates' compiles
     std::string python; // the interpreter for python and triton candidates; empty: the default
-    // Evaluate in a `ksearch worker` started by this shell command instead of here (empty: here),
-    // naming the task as the worker finds it (empty: the task's name).
-    std::string workerCommand;
+    // Evaluate in `ksearch worker`s, each started by one of these shell commands, beside the local
+    // evaluators of `gpus` / `localEvaluators` (none unless those are set), naming the task as the
+    // workers find it (empty: the task's name).
+    std::vector<std::string> workerCommands;
     std::string workerTask;
+    int lanes = 0; // actions in progress at once; 0: one per evaluator
 };
 
 // Everything one search needs, wired together: the session folder, the task, the evaluator, the
@@ -57,6 +64,10 @@ public:
     bool resumed() const { return m_resumed; }
     // Why the evaluator cannot run here (no GPU, no compiler), if so.
     std::optional<std::string> environmentProblem();
+    // The evaluators the engine uses, and why any asked for could not be started (the search
+    // runs with the others).
+    const std::vector<EvaluatorSlot>& evaluators() const { return m_slots; }
+    const std::vector<std::string>& unavailableEvaluators() const { return m_unavailable; }
 
     // Starts the engine in the calling thread, or in a thread of its own.
     void start(bool ownThread);
@@ -70,9 +81,13 @@ private:
     std::unique_ptr<Session> m_session;
     std::unique_ptr<Task> m_task;
     std::unique_ptr<QTemporaryDir> m_scratch;
-    std::unique_ptr<Evaluator> m_evaluator; // evaluations here, or
-    std::unique_ptr<worker::WorkerClient> m_worker; // in a worker process
-    std::string m_workerError; // why the worker could not be started
+    // Build the evaluators RunOptions asks for; false with `error` naming the one that failed.
+    bool buildEvaluators(const RunOptions& options, const EvaluatorSettings& local, std::string& error);
+
+    std::vector<std::unique_ptr<Evaluator>> m_evaluators; // evaluations here, and
+    std::vector<std::unique_ptr<worker::WorkerClient>> m_workers; // in worker processes
+    std::vector<EvaluatorSlot> m_slots; // all of them, as the engine sees them
+    std::vector<std::string> m_unavailable;
     PriceTable m_prices;
     UsageLedger m_ledger;
     std::unique_ptr<LlmProvider> m_plannerRaw, m_coderRaw;

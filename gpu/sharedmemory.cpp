@@ -51,6 +51,22 @@ void seal(int fd, int seals, const std::string& name)
     }
 }
 
+// Contents final: no write(), no new writable mapping, no resizing. F_SEAL_WRITE is refused
+// (EBUSY) while any writable mapping exists, and a child forked by another thread between our
+// mmap and its MADV_DONTFORK holds one until it execs; F_SEAL_FUTURE_WRITE then refuses the same
+// to everyone from now on, which is what keeps a candidate from changing its inputs.
+void sealContents(int fd, const std::string& name)
+{
+    const int fixedSize = F_SEAL_SHRINK | F_SEAL_GROW;
+    if (::fcntl(fd, F_ADD_SEALS, fixedSize | F_SEAL_WRITE | F_SEAL_SEAL) == 0)
+        return;
+    if (errno != EBUSY) {
+        ::close(fd);
+        fail("cannot seal", name);
+    }
+    seal(fd, fixedSize | F_SEAL_FUTURE_WRITE, name);
+}
+
 // Marks are 8-byte words, or one 4-byte word in a 4- to 7-byte buffer; smaller buffers get none
 // (an honest one-byte output would match a random mark too often).
 std::size_t markBytes(std::size_t size)
@@ -94,6 +110,10 @@ std::shared_ptr<SharedMemory> SharedMemory::sealedFill(
     const int fd = createSized(bytes, name);
     if (bytes > 0) {
         void* map = mapShared(fd, bytes, PROT_READ | PROT_WRITE, name);
+        // A process forked meanwhile by another thread (an evaluator starting its compiler or
+        // runner) would hold a copy of this writable mapping until it execs, and the write seal
+        // below is refused while any exists: keep the mapping out of children.
+        ::madvise(map, bytes, MADV_DONTFORK);
         try {
             fill({static_cast<std::byte*>(map), bytes});
         } catch (...) {
@@ -104,7 +124,7 @@ std::shared_ptr<SharedMemory> SharedMemory::sealedFill(
         // The write seal is refused while a writable mapping exists.
         ::munmap(map, bytes);
     }
-    seal(fd, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE, name);
+    sealContents(fd, name);
     return std::shared_ptr<SharedMemory>(new SharedMemory(fd, bytes, mapShared(fd, bytes, PROT_READ, name), false));
 }
 

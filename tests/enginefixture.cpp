@@ -48,6 +48,8 @@ RunOptions EngineFixture::options() const
     RunOptions o;
     o.benchSeconds = 0.03;
     o.compileCache = m_root / "compile-cache";
+    o.localEvaluators = m_evaluators;
+    o.lanes = m_lanes;
     return o;
 }
 

@@ -36,9 +36,16 @@ public:
 
     RunOptions options() const;
     const std::filesystem::path& taskDir() const { return m_task; }
+    // Later runs use this many host evaluators and lanes (0: one per evaluator).
+    void setParallel(int evaluators, int lanes = 0)
+    {
+        m_evaluators = evaluators;
+        m_lanes = lanes;
+    }
 
 private:
     std::filesystem::path m_root, m_task;
+    int m_evaluators = -1, m_lanes = 0;
 };
 
 // What a run did, as comparable lines: "action_started n1", "evaluation n1 PASSED", "tree_edit +n4",...

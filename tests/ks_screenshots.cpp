@@ -81,7 +81,7 @@ int main(int argc, char** argv)
     while (actions < 3)
         settle(100);
     settle(1500);
-    window.selectNode(QString::fromStdString(window.document().state().action->node));
+    window.selectNode(QString::fromStdString(window.document().state().actions.front().node));
     settle(800);
     bool ok = grab(&window, out + u"/main-window.png");
 

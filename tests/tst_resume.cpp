@@ -152,13 +152,13 @@ void TestResume::repeatedProgramIsNotProgress()
         {"edit", {{"insert", {{{"parent", "root"}, {"intent", "x"}, {"priority", 0.9}, {"rationale", "y"}}}}}}});
     apply({{"type", "action_started"}, {"node", "n1"}, {"reason", "highest V"}});
     evaluation("a", 100.0);
-    QCOMPARE(s.action->stagnation, 0);
+    QCOMPARE(s.actionOn("n1")->stagnation, 0);
     evaluation("a", 300.0); // the same code, timed three times faster
-    QCOMPARE(s.action->stagnation, 1);
+    QCOMPARE(s.actionOn("n1")->stagnation, 1);
     evaluation("b", 100.0); // new, not better
-    QCOMPARE(s.action->stagnation, 2);
+    QCOMPARE(s.actionOn("n1")->stagnation, 2);
     evaluation("c", 400.0); // new and better than the best so far by over 5 %
-    QCOMPARE(s.action->stagnation, 0);
+    QCOMPARE(s.actionOn("n1")->stagnation, 0);
 }
 
 KS_TEST_MAIN_CORE(TestResume)

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -34,6 +35,9 @@ private slots:
     void cudaBackendWithoutGpu();
     void evaluatesThroughAWorker();
     void workerThatDiesHaltsTheRun();
+    void parallelEvaluatorsGoOnWithoutALostOne();
+    void parallelFlagsAreChecked_data();
+    void parallelFlagsAreChecked();
 
 private:
     QStringList runArgs(const QString& session, int budget) const;
@@ -268,6 +272,64 @@ void TestRunCommand::workerThatDiesHaltsTheRun()
     QVERIFY2(resumed.exitCode == 0, qPrintable(resumed.err + resumed.out));
     QVERIFY2(resumed.out.contains(u"Evaluations: 3 of 3"), qPrintable(resumed.out));
     QCOMPARE(countEvaluations(journal), 3);
+}
+
+// Three executors in one search: a local evaluator, a real worker, a worker that greets and dies
+// on its first candidate, and one that never starts. The search names what it left out, goes on
+// without the one that died (its candidate is given to another), and spends exactly the budget.
+void TestRunCommand::parallelEvaluatorsGoOnWithoutALostOne()
+{
+    const QString task = QString::fromStdString((m_root / "scale").string());
+    const QString session = QString::fromStdString((m_root / "parallel-workers").string());
+    const QString worker = QString::fromStdString((test::binDir() / "ksearch").string()) + u" worker"_qs;
+    const QString dying = uR"(read l; echo '{"type": "hello", "version": 1}'; read l; exit 0)"_qs;
+    QStringList args = runArgs(session, 6);
+    args << u"--local-workers"_qs << u"1"_qs << u"--worker"_qs << worker << u"--worker"_qs << dying << u"--worker"_qs
+         << u"exit 7"_qs << u"--worker-task"_qs << task;
+    const auto r = test::runProgram(u"ksearch"_qs, args, 300000, environment());
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.err.contains(u"3 evaluators: local0, "_qs + worker), qPrintable(r.err));
+    QVERIFY2(r.err.contains(u"left out: worker `exit 7`"), qPrintable(r.err));
+    QVERIFY2(r.err.contains(u"failed and takes no more candidates: worker `"), qPrintable(r.err));
+    QVERIFY2(r.out.contains(u"Evaluations: 6 of 6"), qPrintable(r.out));
+    const fs::path journal = m_root / "parallel-workers" / "journal.jsonl";
+    QCOMPARE(countEvaluations(journal), 6);
+    std::set<std::string> workers;
+    std::ifstream in(journal);
+    for (std::string line; std::getline(in, line);) {
+        const auto e = nlohmann::json::parse(line);
+        if (e["type"] == "evaluation")
+            workers.insert(e.value("worker", std::string()));
+    }
+    QVERIFY(!workers.contains(dying.toStdString()) && !workers.contains("exit 7"));
+    QVERIFY2(workers.size() == 2 || (workers.size() == 1 && !workers.contains("")), "named evaluators only");
+}
+
+void TestRunCommand::parallelFlagsAreChecked_data()
+{
+    QTest::addColumn<QStringList>("flags");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("--gpus on host") << QStringList {u"--gpus"_qs, u"0,1"_qs} << u"--gpus: the host backend"_qs;
+    QTest::newRow("--gpus twice the same")
+        << QStringList {u"--gpus"_qs, u"1,1"_qs} << u"--gpus: GPU 1 is listed twice"_qs;
+    QTest::newRow("--gpus not a GPU") << QStringList {u"--gpus"_qs, u"first"_qs}
+                                      << u"--gpus: 'first' is not a GPU index or UUID"_qs;
+    QTest::newRow("--parallel 0") << QStringList {u"--parallel"_qs, u"0"_qs} << u"--parallel: '0' is not a positive"_qs;
+    QTest::newRow("--local-workers -1") << QStringList {u"--local-workers"_qs, u"-1"_qs}
+                                        << u"--local-workers: '-1' is not a number >= 0"_qs;
+    QTest::newRow("no evaluator") << QStringList {u"--local-workers"_qs, u"0"_qs}
+                                  << u"no evaluator: --local-workers 0 needs --worker CMD"_qs;
+}
+
+void TestRunCommand::parallelFlagsAreChecked()
+{
+    QFETCH(QStringList, flags);
+    QFETCH(QString, message);
+    static int run = 0;
+    const QString session = QString::fromStdString((m_root / ("flags-" + std::to_string(++run))).string());
+    const auto r = test::runProgram(u"ksearch"_qs, runArgs(session, 2) + flags, 60000, environment());
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
 }
 
 KS_TEST_MAIN_CORE(TestRunCommand)

@@ -6,11 +6,14 @@
 
 #include <QTemporaryDir>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <sharedmemory.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace ks;
@@ -25,6 +28,7 @@ private slots:
     void marksSurviveOnlyWithoutWrites();
     void sealedFillSealsWhatItWrote();
     void inputsGeneratedInPlaceAndPoolsShared();
+    void sealsWhileAnotherThreadForks();
 };
 
 void TestSharedMemory::sealedCopyRefusesChanges()
@@ -138,4 +142,45 @@ void TestSharedMemory::inputsGeneratedInPlaceAndPoolsShared()
 }
 
 KS_TEST_MAIN_CORE(TestSharedMemory)
+// Parallel evaluators fork compilers and runners from other threads while one fills inputs: a
+// child that has not exec'd yet must not hold a writable copy of the mapping, or the write seal
+// fails with EBUSY (seen as RUNTIME_ERROR "cannot seal" in parallel searches).
+void TestSharedMemory::sealsWhileAnotherThreadForks()
+{
+    std::atomic<bool> stop {false};
+    std::thread forker([&] {
+        while (!stop) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                ::usleep(3000); // a child between fork and exec, for longer than usual
+                ::_exit(0);
+            }
+            if (pid > 0)
+                ::waitpid(pid, nullptr, 0);
+        }
+    });
+    int sealed = 0;
+    std::string failure;
+    for (int i = 0; i < 200 && failure.empty(); ++i) {
+        try {
+            auto m = SharedMemory::sealedFill(
+                1 << 16, "x", [](std::span<std::byte> out) { std::memset(out.data(), 7, out.size()); });
+            // Whichever seal it got, nobody can change the contents from now on.
+            const char byte = 1;
+            void* writable = ::mmap(nullptr, m->size(), PROT_READ | PROT_WRITE, MAP_SHARED, m->fd(), 0);
+            if (writable != MAP_FAILED)
+                failure = "a writable mapping was allowed";
+            else if (::pwrite(m->fd(), &byte, 1, 0) != -1)
+                failure = "a write was allowed";
+            sealed += m->size() == (1 << 16) ? 1 : 0;
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+    }
+    stop = true;
+    forker.join();
+    QVERIFY2(failure.empty(), failure.c_str());
+    QCOMPARE(sealed, 200);
+}
+
 #include "tst_sharedmemory.moc"

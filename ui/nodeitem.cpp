@@ -34,7 +34,7 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     const bool root = n->id == SearchTree::kRootId;
     const bool pruned = n->status == NodeStatus::Pruned;
     const bool isBest = m_document.bestNode() == n->id;
-    const bool active = s.action && s.action->node == n->id;
+    const bool active = s.actionOn(n->id) != nullptr;
     const QRectF box(0, 0, kWidth, kHeight);
     const bool farOut = option->levelOfDetailFromTransform(p->worldTransform()) < 0.45;
 

@@ -6,7 +6,7 @@ namespace {
 
 bool isActive(const SearchNode& n, const SearchState& s)
 {
-    return n.status == NodeStatus::Active || (s.action && s.action->node == n.id);
+    return n.status == NodeStatus::Active || s.actionOn(n.id) != nullptr;
 }
 
 } // namespace

@@ -31,14 +31,38 @@ SearchEngine::SearchEngine(EngineSetup setup, SearchState state, QObject* parent
     , m_state(std::move(state))
     , m_prompts(*m_setup.task, m_setup.target,
           [session = m_setup.session](const std::string& hash) { return session->programSource(hash); })
+    , m_pool(new EvaluatorPool(m_setup.evaluators, this))
+    , m_lanes(m_setup.lanes > 0 ? m_setup.lanes : std::max(1, m_pool->size()))
 {
     qRegisterMetaType<ks::SearchEvent>();
+    connect(m_pool, &EvaluatorPool::evaluated, this, &SearchEngine::recordEvaluation);
 }
 
 SearchEngine::~SearchEngine()
 {
-    if (LlmCall* call = m_call.data())
-        call->cancel();
+    cancelCalls();
+}
+
+void SearchEngine::cancelCalls()
+{
+    std::vector<QPointer<LlmCall>> calls {m_plannerCall}; // a cancelled call may finish at once
+    for (const auto& [node, call] : m_coderCalls)
+        calls.push_back(call);
+    for (const QPointer<LlmCall>& call : calls)
+        if (call)
+            call->cancel();
+}
+
+InFlight SearchEngine::inFlight() const
+{
+    InFlight f;
+    f.lanes = m_lanes;
+    f.idleEvaluators = m_pool->idle();
+    f.planner = !m_plannerCall.isNull();
+    for (const auto& [node, call] : m_coderCalls)
+        f.coding.insert(node);
+    f.evaluating = m_evaluating;
+    return f;
 }
 
 void SearchEngine::submit(const HumanCommand& command)
@@ -50,13 +74,14 @@ void SearchEngine::submit(const HumanCommand& command)
     QMetaObject::invokeMethod(
         this,
         [this] {
-            if (m_call && !m_commands.empty()) {
+            bool stop = false;
+            {
                 QMutexLocker lock(&m_mutex);
-                const bool stop = std::any_of(m_commands.begin(), m_commands.end(),
+                stop = std::any_of(m_commands.begin(), m_commands.end(),
                     [](const HumanCommand& c) { return c.kind == HumanCommand::Kind::Stop; });
-                if (stop) // do not wait for a long answer that will be thrown away
-                    m_call->cancel();
             }
+            if (stop) // do not wait for long answers that will be thrown away
+                cancelCalls();
             scheduleStep();
         },
         Qt::QueuedConnection);
@@ -79,7 +104,7 @@ void SearchEngine::start(bool resumed)
 
 void SearchEngine::scheduleStep()
 {
-    if (m_stepScheduled || m_call || m_halted || !m_started)
+    if (m_stepScheduled || m_halted || !m_started)
         return;
     m_stepScheduled = true;
     QTimer::singleShot(0, this, &SearchEngine::step);
@@ -123,6 +148,7 @@ void SearchEngine::halt(const std::string& why)
 {
     spdlog::error("search halted: {}", why);
     m_halted = true;
+    cancelCalls(); // answers and evaluations still out are dropped: resumed, the run asks again
     checkpoint();
     emit halted(QString::fromStdString(why));
 }
@@ -175,7 +201,7 @@ void SearchEngine::applyCommand(const HumanCommand& c)
 void SearchEngine::step()
 {
     m_stepScheduled = false;
-    if (m_halted || m_call)
+    if (m_halted)
         return;
     applyCommands();
     if (m_halted)
@@ -190,18 +216,21 @@ void SearchEngine::step()
         if (!stop.empty() && !record(ev::RunFinished {stop}))
             return;
     }
-    if (m_stepsLeft == 0) { // a "step" command's step is over: pause again
+    const InFlight busy = inFlight();
+    if (m_stepsLeft == 0) { // a "step" command's step is over once its result is in: pause again
+        if (busy.any())
+            return;
         m_stepsLeft = -1;
         if (m_state.finishedReason.empty())
             record(ev::Paused {"one step done"});
         return;
     }
-    const Step st = planNextStep(m_state);
+    const Step st = planNextStep(m_state, busy);
     if (st.kind != Step::Kind::Idle && m_stepsLeft > 0)
         --m_stepsLeft; // this step (an LLM call and its consequence, or one evaluation) is the one
     switch (st.kind) {
     case Step::Kind::Idle:
-        if (!m_state.finishedReason.empty() && !m_finishedEmitted) {
+        if (!m_state.finishedReason.empty() && !m_finishedEmitted && !busy.any()) {
             m_finishedEmitted = true;
             checkpoint();
             emit finished(QString::fromStdString(m_state.finishedReason));
@@ -217,14 +246,14 @@ void SearchEngine::step()
             return;
         break;
     case Step::Kind::Evaluate:
-        evaluatePending();
+        evaluate(st);
         break;
     case Step::Kind::PlannerCall:
         runPlanner(st);
-        return; // the answer schedules the next step
+        break; // the answer schedules a step too
     case Step::Kind::CoderCall:
         runCoder(st);
-        return;
+        break;
     case Step::Kind::StartAction:
         if (!record(ev::ActionStarted {st.node, st.reason}))
             return;
@@ -249,21 +278,42 @@ void SearchEngine::step()
     scheduleStep();
 }
 
-void SearchEngine::evaluatePending()
+void SearchEngine::evaluate(const Step& st)
 {
-    const PendingCandidate c = *m_state.candidate;
-    const Evaluation e = m_setup.evaluator->evaluate(m_setup.session->programPath(c.program));
-    if (const auto why = m_setup.evaluator->unavailable()) {
-        halt("the candidate of " + c.node + " was not judged: " + *why
-            + "; nothing was recorded, and it is evaluated again when the run resumes");
-        return;
+    const PendingCandidate* c = m_state.candidateOf(st.node);
+    if (c && m_pool->start(c->node, m_setup.session->programPath(c->program)))
+        m_evaluating.insert(c->node);
+}
+
+void SearchEngine::recordEvaluation(const EvaluationDone& done)
+{
+    m_evaluating.erase(done.node);
+    const PendingCandidate* c = m_state.candidateOf(done.node);
+    if (m_halted || !c)
+        return; // halted meanwhile: the candidate stays pending and is evaluated when the run resumes
+    if (done.unavailable) {
+        const std::string who = done.worker.empty() ? std::string("the evaluator") : done.worker;
+        spdlog::warn("{} failed and takes no more candidates: {}", who, *done.unavailable);
+        emit evaluatorLost(QString::fromStdString(done.worker), QString::fromStdString(*done.unavailable));
+        if (m_pool->usable() == 0) {
+            halt("the candidate of " + c->node + " was not judged: " + *done.unavailable
+                + "; nothing was recorded, and it is evaluated again when the run resumes");
+            return;
+        }
+    } else {
+        ev::Evaluation e {
+            c->node, c->program, c->exchange, c->prompt, std::string(authorName(c->author)), toJson(done.evaluation)};
+        if (!done.worker.empty())
+            e.worker = done.worker;
+        record(std::move(e));
     }
-    record(ev::Evaluation {c.node, c.program, c.exchange, c.prompt, std::string(authorName(c.author)), toJson(e)});
+    scheduleStep();
 }
 
 void SearchEngine::finishAction(const Step& st)
 {
-    const std::optional<int> best = m_state.action ? m_state.action->best : std::nullopt;
+    const ActionState* action = m_state.actionOn(st.node);
+    const std::optional<int> best = action ? action->best : std::nullopt;
     std::string next;
     const bool worldModel = m_state.settings.strategy == StrategyKind::KSearch;
     const bool targetReached = m_state.settings.targetScore > 0 && m_state.bestScore() >= m_state.settings.targetScore;

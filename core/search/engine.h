@@ -1,6 +1,7 @@
 #pragma once
 
 #include "candidateevaluator.h"
+#include "evaluatorpool.h"
 #include "humancommand.h"
 #include "promptbuilder.h"
 #include "searchstate.h"
@@ -18,7 +19,9 @@
 #include <QPointer>
 
 #include <deque>
+#include <map>
 #include <memory>
+#include <set>
 
 namespace ks {
 
@@ -32,14 +35,17 @@ struct EngineSetup {
     LlmProvider* planner = nullptr; // metered: each answer carries its cost
     LlmProvider* coder = nullptr;
     UsageLedger* ledger = nullptr;
-    CandidateEvaluator* evaluator = nullptr;
+    std::vector<EvaluatorSlot> evaluators; // at least one
+    int lanes = 0; // actions at once (strategy.h's InFlight); 0: one per evaluator
     TargetInfo target;
 };
 
 // Runs one search (the paper's Algorithm 1, or evolve / greedy) as a sequence of steps, each
-// decided from the state by planNextStep and recorded as events in the session's journal before
-// it takes effect. Lives in a worker thread: LLM calls are asynchronous, evaluations block that
-// thread only. Commands from a person are queued from any thread and applied between steps.
+// decided from the state and the work in flight by planNextStep and recorded as events in the
+// session's journal before it takes effect. With P lanes, up to P actions are in progress and
+// their LLM calls and evaluations overlap; their results are recorded one at a time as they
+// complete. Lives in a worker thread: LLM calls are asynchronous and evaluations run in the
+// pool's threads. Commands from a person are queued from any thread and applied between steps.
 class SearchEngine : public QObject
 {
     Q_OBJECT
@@ -48,6 +54,11 @@ public:
     ~SearchEngine() override;
 
     const SearchState& state() const { return m_state; } // the engine's thread only
+    // A step is queued: the engine has more to decide before it waits for an answer, an
+    // evaluation or a command (the engine's thread only).
+    [[nodiscard]] bool stepPending() const { return m_stepScheduled; }
+    // The LLM calls and evaluations out now (the engine's thread only).
+    [[nodiscard]] InFlight inFlight() const;
 
     // Thread-safe: queue a command; it is checked and applied before the next step.
     void submit(const HumanCommand& command);
@@ -64,6 +75,8 @@ signals:
     // alone (`error` set: an unreachable endpoint, a full disk).
     void finished(const QString& reason);
     void halted(const QString& error);
+    // An evaluator failed and takes no more candidates; the search goes on with the others.
+    void evaluatorLost(const QString& name, const QString& why);
 
 private:
     void scheduleStep();
@@ -73,7 +86,9 @@ private:
     void applyCommand(const HumanCommand& c);
     void runPlanner(const Step& step);
     void runCoder(const Step& step);
-    void evaluatePending();
+    void evaluate(const Step& step);
+    void recordEvaluation(const EvaluationDone& done);
+    void cancelCalls();
     void finishAction(const Step& step);
     // The consequence of an answer already journaled as `exchange`.
     void handlePlannerAnswer(const Step& step, const LlmResult& r, const std::string& exchange);
@@ -92,7 +107,11 @@ private:
     PromptBuilder m_prompts;
     QMutex m_mutex;
     std::deque<HumanCommand> m_commands;
-    QPointer<LlmCall> m_call;
+    EvaluatorPool* m_pool; // a child: it moves to the engine's thread with it
+    int m_lanes = 1;
+    QPointer<LlmCall> m_plannerCall;
+    std::map<std::string, QPointer<LlmCall>> m_coderCalls; // by node
+    std::set<std::string> m_evaluating; // nodes whose candidate the pool has
     QElapsedTimer m_clock;
     double m_elapsedAtStart = 0.0;
     bool m_started = false, m_stepScheduled = false, m_halted = false, m_finishedEmitted = false;

@@ -79,12 +79,15 @@ void SearchEngine::runPlanner(const Step& st)
         return;
     const PlannerTask task = m_state.planner ? *m_state.planner : PlannerTask {st.purpose, st.node, false, {}, {}};
     const QList<ChatMessage> messages = m_prompts.planner(m_state, task);
-    m_call = m_setup.planner->send(makeRequest(m_setup.plannerConfig, u"planner"_qs, messages));
-    m_call->setParent(this);
-    connect(m_call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"planner"_qs, d); });
-    connect(m_call, &LlmCall::finished, this, [this, st, messages](const LlmResult& r) {
-        m_call->deleteLater();
-        m_call = nullptr;
+    LlmCall* call = m_setup.planner->send(makeRequest(m_setup.plannerConfig, u"planner"_qs, messages));
+    m_plannerCall = call;
+    call->setParent(this);
+    connect(call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"planner"_qs, d); });
+    connect(call, &LlmCall::finished, this, [this, call, st, messages](const LlmResult& r) {
+        call->deleteLater();
+        m_plannerCall = nullptr;
+        if (m_halted)
+            return; // dropped: a resumed run asks again
         handlePlannerAnswer(st, r, recordExchange("planner", st, messages, r));
     });
 }
@@ -151,12 +154,15 @@ void SearchEngine::runCoder(const Step& st)
     if (answerFromJournal(st, "coder"))
         return;
     const QList<ChatMessage> messages = m_prompts.coder(m_state, st.purpose, st.node);
-    m_call = m_setup.coder->send(makeRequest(m_setup.coderConfig, u"coder"_qs, messages));
-    m_call->setParent(this);
-    connect(m_call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"coder"_qs, d); });
-    connect(m_call, &LlmCall::finished, this, [this, st, messages](const LlmResult& r) {
-        m_call->deleteLater();
-        m_call = nullptr;
+    LlmCall* call = m_setup.coder->send(makeRequest(m_setup.coderConfig, u"coder"_qs, messages));
+    m_coderCalls[st.node] = call;
+    call->setParent(this);
+    connect(call, &LlmCall::textDelta, this, [this](const QString& d) { emit llmText(u"coder"_qs, d); });
+    connect(call, &LlmCall::finished, this, [this, call, st, messages](const LlmResult& r) {
+        call->deleteLater();
+        m_coderCalls.erase(st.node);
+        if (m_halted)
+            return;
         handleCoderAnswer(st, r, recordExchange("coder", st, messages, r));
     });
 }

@@ -245,6 +245,7 @@ void read(Reader& r, ev::Evaluation& e)
     r.take("prompt", e.prompt);
     r.take("author", e.author);
     r.takeAny("evaluation", e.evaluation);
+    r.take("worker", e.worker);
 }
 
 void write(json& j, const ev::Evaluation& e)
@@ -255,6 +256,7 @@ void write(json& j, const ev::Evaluation& e)
     j["prompt"] = e.prompt;
     j["author"] = e.author;
     j["evaluation"] = e.evaluation;
+    put(j, "worker", e.worker);
 }
 
 void read(Reader& r, ev::ActionFinished& e)

@@ -91,6 +91,7 @@ struct Evaluation {
     std::string prompt {};
     std::string author {};
     nlohmann::json evaluation = nlohmann::json::object(); // evaluation.h's toJson
+    std::optional<std::string> worker {}; // the evaluator that ran it, when the search had several
 };
 
 struct ActionFinished {

@@ -176,7 +176,8 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string&
     }
     const Attempt* last = n->attempts.empty() ? nullptr : s.tree.attempt(n->attempts.back());
     const std::string attemptNo = std::to_string(n->attempts.size() + 1);
-    if (kind == "debug" || !s.action || !s.action->best) {
+    const ActionState* action = s.actionOn(nodeId);
+    if (kind == "debug" || !action || !action->best) {
         std::string lastProgram;
         if (last && !last->program.empty())
             lastProgram = programBlock("Its program:", *last);
@@ -186,7 +187,7 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string&
                     {"last_outcome", last ? describeAttempt(m_task, *last) : std::string("none")},
                     {"last_program", lastProgram}}));
     }
-    const Attempt& best = *s.tree.attempt(*s.action->best);
+    const Attempt& best = *s.tree.attempt(*action->best);
     std::string lastNote;
     if (last && last->index != best.index)
         lastNote = "The last attempt did not beat it:\n" + describeAttempt(m_task, *last, 1500) + "\n";

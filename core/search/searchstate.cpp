@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace ks {
 
@@ -36,7 +37,46 @@ EditRules rulesFromJson(const json& j)
     return r;
 }
 
+json plannerJson(const PlannerTask& p)
+{
+    return {{"purpose", p.purpose}, {"node", p.node}, {"repair", p.repair}, {"errors", p.errors},
+        {"previous_answer", p.previousAnswer}};
+}
+
+PlannerTask plannerFromJson(const json& p)
+{
+    return {p.value("purpose", std::string()), p.value("node", std::string()), p.value("repair", false),
+        p.value("errors", std::vector<std::string>()), p.value("previous_answer", std::string())};
+}
+
 } // namespace
+
+const ActionState* SearchState::actionOn(const std::string& node) const
+{
+    const auto it = std::find_if(actions.begin(), actions.end(), [&](const ActionState& a) { return a.node == node; });
+    return it == actions.end() ? nullptr : &*it;
+}
+
+ActionState* SearchState::actionOn(const std::string& node)
+{
+    return const_cast<ActionState*>(std::as_const(*this).actionOn(node));
+}
+
+const PendingCandidate* SearchState::candidateOf(const std::string& node) const
+{
+    const auto it =
+        std::find_if(candidates.begin(), candidates.end(), [&](const PendingCandidate& c) { return c.node == node; });
+    return it == candidates.end() ? nullptr : &*it;
+}
+
+void SearchState::nextPlannerTask()
+{
+    planner.reset();
+    if (!plannerQueue.empty()) {
+        planner = plannerQueue.front();
+        plannerQueue.pop_front();
+    }
+}
 
 double SearchState::bestScore() const
 {
@@ -103,7 +143,7 @@ void SearchState::apply(const JournalEvent& e)
             for (const auto& id : ids)
                 islandOf[id] = *edited->island;
         if (planner && planner->purpose == edited->purpose)
-            planner.reset();
+            nextPlannerTask();
         if (edited->purpose == "init")
             initialized = true;
         if (edited->purpose == "fill")
@@ -112,7 +152,7 @@ void SearchState::apply(const JournalEvent& e)
         if (rejected->repair) {
             planner = PlannerTask {rejected->purpose, rejected->node, true, rejected->errors, rejected->answer};
         } else {
-            planner.reset();
+            nextPlannerTask();
             if (rejected->purpose == "init")
                 initialized = true;
             if (rejected->purpose == "fill")
@@ -122,17 +162,20 @@ void SearchState::apply(const JournalEvent& e)
         SearchNode* n = tree.findMutable(begun->node);
         if (!n)
             corrupt("unknown node " + begun->node);
+        if (actionOn(n->id))
+            corrupt(n->id + " is being implemented already");
         n->status = NodeStatus::Active;
-        action = ActionState();
-        action->node = n->id;
+        actions.push_back(ActionState {n->id, 0, 0, std::nullopt});
         if (pinned == n->id)
             pinned.clear();
         fillTried = false;
     } else if (const auto* cand = std::get_if<ev::Candidate>(&e.body)) {
         const Author author = parseAuthor(cand->author).value_or(Author::CodePolicy);
         if (!cand->problem || cand->problem->empty()) {
-            candidate = PendingCandidate {
-                cand->node, cand->program.value_or(""), cand->exchange.value_or(""), cand->prompt, author};
+            if (candidateOf(cand->node))
+                corrupt(cand->node + " has a program waiting for evaluation already");
+            candidates.push_back(PendingCandidate {
+                cand->node, cand->program.value_or(""), cand->exchange.value_or(""), cand->prompt, author});
         } else {
             Attempt a;
             a.node = cand->node;
@@ -143,7 +186,7 @@ void SearchState::apply(const JournalEvent& e)
             a.round = evaluations;
             tree.addAttempt(a);
             ++answersWithoutProgram;
-            if (action && action->node == a.node) {
+            if (ActionState* action = actionOn(a.node)) {
                 ++action->attempts;
                 ++action->stagnation;
             }
@@ -157,9 +200,14 @@ void SearchState::apply(const JournalEvent& e)
         n->status = NodeStatus::Closed;
         if (ended->bestAttempt.is_number())
             n->bestAttempt = ended->bestAttempt.get<int>();
-        action.reset();
-        if (!ended->nextPlanner.empty())
-            planner = PlannerTask {ended->nextPlanner, n->id, false, {}, {}};
+        std::erase_if(actions, [&](const ActionState& a) { return a.node == n->id; });
+        if (!ended->nextPlanner.empty()) {
+            PlannerTask task {ended->nextPlanner, n->id, false, {}, {}};
+            if (planner)
+                plannerQueue.push_back(std::move(task));
+            else
+                planner = std::move(task);
+        }
     } else if (const auto* human = std::get_if<ev::Human>(&e.body)) {
         const auto c = HumanCommand::fromJson(human->command);
         if (!c)
@@ -183,7 +231,10 @@ void SearchState::applyEvaluation(const ev::Evaluation& e)
     a.evaluated = true;
     a.evaluation = evaluationFromJson(e.evaluation);
     a.round = ++evaluations;
-    candidate.reset();
+    const auto pending =
+        std::find_if(candidates.begin(), candidates.end(), [&](const PendingCandidate& c) { return c.node == e.node; });
+    if (pending != candidates.end())
+        candidates.erase(pending);
     answersWithoutProgram = 0;
     const int index = tree.addAttempt(a);
     const Attempt& added = *tree.attempt(index);
@@ -194,7 +245,7 @@ void SearchState::applyEvaluation(const ev::Evaluation& e)
         seedPending = false;
         if (added.passed())
             n->bestAttempt = index;
-    } else if (action && action->node == n->id) {
+    } else if (ActionState* action = actionOn(n->id)) {
         const double before = action->best ? tree.attempt(*action->best)->score() : 0.0;
         // A program evaluated before in this search is never progress, however its second timing
         // came out: on a loaded machine a repeat measured twice as fast restarted the K count.
@@ -269,15 +320,19 @@ json SearchState::toJson() const
         {"seed_program", seedProgram}, {"seed_pending", seedPending}, {"pinned", pinned}, {"paused", paused},
         {"finished_reason", finishedReason}, {"answers_without_program", answersWithoutProgram},
         {"island_of", islandOf}, {"exchange_count", exchangeCount}, {"unconsumed_exchange", unconsumedExchange}};
-    if (action)
-        j["action"] = {{"node", action->node}, {"attempts", action->attempts}, {"stagnation", action->stagnation},
-            {"best", action->best ? json(*action->best) : json()}};
-    if (candidate)
-        j["candidate"] = {{"node", candidate->node}, {"program", candidate->program}, {"exchange", candidate->exchange},
-            {"prompt", candidate->prompt}, {"author", authorName(candidate->author)}};
+    j["actions"] = json::array();
+    for (const ActionState& a : actions)
+        j["actions"].push_back({{"node", a.node}, {"attempts", a.attempts}, {"stagnation", a.stagnation},
+            {"best", a.best ? json(*a.best) : json()}});
+    j["candidates"] = json::array();
+    for (const PendingCandidate& c : candidates)
+        j["candidates"].push_back({{"node", c.node}, {"program", c.program}, {"exchange", c.exchange},
+            {"prompt", c.prompt}, {"author", authorName(c.author)}});
     if (planner)
-        j["planner"] = {{"purpose", planner->purpose}, {"node", planner->node}, {"repair", planner->repair},
-            {"errors", planner->errors}, {"previous_answer", planner->previousAnswer}};
+        j["planner"] = plannerJson(*planner);
+    j["planner_queue"] = json::array();
+    for (const PlannerTask& p : plannerQueue)
+        j["planner_queue"].push_back(plannerJson(p));
     json roles = json::object();
     for (const auto& [role, u] : usage)
         roles[role] = {{"calls", u.calls}, {"failed_calls", u.failedCalls}, {"unpriced_calls", u.unpricedCalls},
@@ -313,23 +368,26 @@ std::optional<SearchState> SearchState::fromJson(const json& j, std::string& err
         s.islandOf = j.value("island_of", std::map<std::string, int>());
         s.exchangeCount = j.value("exchange_count", 0);
         s.unconsumedExchange = j.value("unconsumed_exchange", std::string());
-        if (j.contains("action")) {
-            const json& a = j["action"];
-            s.action = ActionState {a.at("node").get<std::string>(), a.value("attempts", 0), a.value("stagnation", 0),
-                a["best"].is_number() ? std::optional<int>(a["best"].get<int>()) : std::nullopt};
-        }
-        if (j.contains("candidate")) {
-            const json& c = j["candidate"];
-            s.candidate = PendingCandidate {c.value("node", std::string()), c.value("program", std::string()),
+        // Checkpoints before parallel search held one "action" and one "candidate".
+        json actions = j.contains("actions") ? j["actions"] : json::array();
+        if (j.contains("action"))
+            actions.push_back(j["action"]);
+        for (const json& a : actions)
+            s.actions.push_back(
+                ActionState {a.at("node").get<std::string>(), a.value("attempts", 0), a.value("stagnation", 0),
+                    a.at("best").is_number() ? std::optional<int>(a["best"].get<int>()) : std::nullopt});
+        json candidates = j.contains("candidates") ? j["candidates"] : json::array();
+        if (j.contains("candidate"))
+            candidates.push_back(j["candidate"]);
+        for (const json& c : candidates)
+            s.candidates.push_back(PendingCandidate {c.value("node", std::string()), c.value("program", std::string()),
                 c.value("exchange", std::string()), c.value("prompt", std::string()),
-                parseAuthor(c.value("author", std::string())).value_or(Author::CodePolicy)};
-        }
-        if (j.contains("planner")) {
-            const json& p = j["planner"];
-            s.planner = PlannerTask {p.value("purpose", std::string()), p.value("node", std::string()),
-                p.value("repair", false), p.value("errors", std::vector<std::string>()),
-                p.value("previous_answer", std::string())};
-        }
+                parseAuthor(c.value("author", std::string())).value_or(Author::CodePolicy)});
+        if (j.contains("planner"))
+            s.planner = plannerFromJson(j["planner"]);
+        if (j.contains("planner_queue"))
+            for (const json& p : j["planner_queue"])
+                s.plannerQueue.push_back(plannerFromJson(p));
         const json usageByRole = j.value("usage", json::object()); // .items() of a temporary would dangle
         for (const auto& [role, u] : usageByRole.items()) {
             RoleUsage r;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,7 +19,7 @@
 
 namespace ks {
 
-// The action in progress: one intent being implemented until K attempts bring no improvement.
+// An action in progress: one intent being implemented until K attempts bring no improvement.
 struct ActionState {
     std::string node;
     int attempts = 0;
@@ -26,8 +27,8 @@ struct ActionState {
     std::optional<int> best; // the best passed attempt so far
 };
 
-// A program written and stored, not evaluated yet (the engine evaluates it next, also after a
-// crash: it was journaled before the evaluator ran).
+// A program written and stored, not evaluated yet (an evaluator takes it as soon as one is free,
+// also after a crash: it was journaled before the evaluator ran).
 struct PendingCandidate {
     std::string node;
     std::string program;
@@ -36,7 +37,7 @@ struct PendingCandidate {
     Author author = Author::CodePolicy;
 };
 
-// The world-model call the search waits for.
+// A world-model call the search waits for.
 struct PlannerTask {
     std::string purpose; // init | update | too_hard | fill
     std::string node; // the node acted on (update, too_hard)
@@ -56,9 +57,13 @@ public:
     int seq = 0; // the last event applied
     int evaluations = 0; // evaluator calls spent
     double elapsedSeconds = 0.0; // running time, all sessions of the run together
-    std::optional<ActionState> action;
-    std::optional<PendingCandidate> candidate;
-    std::optional<PlannerTask> planner;
+    // Actions in progress, in the order they started: one at a time in a serial search, up to P
+    // with P lanes (strategy.h); each node has at most one.
+    std::vector<ActionState> actions;
+    // Journaled programs not evaluated yet, in the order they were written; at most one per node.
+    std::vector<PendingCandidate> candidates;
+    std::optional<PlannerTask> planner; // the world-model call due now
+    std::deque<PlannerTask> plannerQueue; // due after it (several actions ended meanwhile)
     bool initialized = false; // the world model proposed its first intents
     bool fillTried = false; // asked to refill an empty frontier since the last action started
     std::string seedProgram; // program hash of the seed, if the run has one
@@ -81,6 +86,9 @@ public:
     void apply(const nlohmann::json& event); // a journal line: parsed, then applied; throws if unreadable
 
     bool budgetExhausted() const { return evaluations >= settings.budget; }
+    const ActionState* actionOn(const std::string& node) const;
+    ActionState* actionOn(const std::string& node);
+    const PendingCandidate* candidateOf(const std::string& node) const;
     std::optional<int> bestAttempt() const { return tree.bestAttempt(); }
     double bestScore() const;
 
@@ -90,6 +98,7 @@ public:
 
 private:
     void applyEvaluation(const ev::Evaluation& e);
+    void nextPlannerTask(); // the current planner task was answered: the next queued one is due
     void applyCommand(const HumanCommand& c);
 };
 

@@ -28,10 +28,9 @@ const SearchNode* selectByValue(const SearchState& s)
     return best;
 }
 
-// evolve: the parent for the next proposal, by island. Deterministic in the state and the seed.
-std::optional<int> evolveParent(const SearchState& s, int island)
+// evolve: the parent for the k-th proposal, by island. Deterministic in the state and the seed.
+std::optional<int> evolveParent(const SearchState& s, int island, int k)
 {
-    const int k = s.evaluations;
     std::vector<int> archive;
     for (const Attempt& a : s.tree.attempts()) {
         const auto it = s.islandOf.find(a.node);
@@ -54,6 +53,9 @@ std::optional<int> evolveParent(const SearchState& s, int island)
 
 Step propose(const SearchState& s)
 {
+    // Proposals made while other lanes' programs are in progress count those programs, so that
+    // concurrent proposals go to different islands (serially, this is the evaluation count).
+    const int k = s.evaluations + static_cast<int>(s.actions.size());
     Step step;
     step.kind = Step::Kind::ProposeNode;
     std::optional<int> parent;
@@ -65,8 +67,8 @@ Step propose(const SearchState& s)
                 + fixed1(s.tree.attempt(*parent)->score()) + ")"
                              : std::string("Greedy: write a first correct, fast implementation");
     } else {
-        step.island = s.evaluations % s.settings.islands;
-        parent = evolveParent(s, step.island);
+        step.island = k % s.settings.islands;
+        parent = evolveParent(s, step.island, k);
         std::string inspired;
         for (int i : inspirations(s, parent, s.settings.inspirations))
             inspired += (inspired.empty() ? " with inspiration from " : ", ") + s.tree.attempt(i)->node;
@@ -109,69 +111,93 @@ std::vector<int> inspirations(const SearchState& s, std::optional<int> parent, i
     return out;
 }
 
-std::string coderPromptKind(const SearchState& s)
+std::string coderPromptKind(const SearchState& s, const std::string& node)
 {
     if (s.settings.strategy != StrategyKind::KSearch)
         return std::string(strategyName(s.settings.strategy));
-    if (!s.action || s.action->attempts == 0)
+    const ActionState* a = s.actionOn(node);
+    if (!a || a->attempts == 0)
         return "action";
-    return s.action->best ? "improve" : "debug";
+    return a->best ? "improve" : "debug";
 }
 
-Step planNextStep(const SearchState& s)
+Step planNextStep(const SearchState& s, const InFlight& f)
 {
     Step step;
+    const auto waiting = [&](const PendingCandidate& c) { return !f.evaluating.contains(c.node); };
     // A program a person asked to evaluate runs even while the search is paused: they are steering.
-    const bool personWaits = s.candidate && s.candidate->author == Author::Human;
+    const bool personWaits = std::any_of(s.candidates.begin(), s.candidates.end(),
+        [&](const PendingCandidate& c) { return c.author == Author::Human && waiting(c); });
     if (!s.finishedReason.empty() || (s.paused && !personWaits))
         return step;
-    if (s.candidate) {
-        step.kind = Step::Kind::Evaluate;
-        step.node = s.candidate->node;
+    if (f.idleEvaluators > 0)
+        for (const PendingCandidate& c : s.candidates)
+            if (waiting(c) && (!s.paused || c.author == Author::Human)) {
+                step.kind = Step::Kind::Evaluate;
+                step.node = c.node;
+                return step;
+            }
+    if (s.paused)
         return step;
-    }
     if (s.seedPending && !s.budgetExhausted()) {
-        step.kind = Step::Kind::SeedCandidate;
-        step.node = SearchTree::kRootId;
-        return step;
+        if (!s.candidateOf(SearchTree::kRootId)) {
+            step.kind = Step::Kind::SeedCandidate;
+            step.node = SearchTree::kRootId;
+        }
+        return step; // everything else starts from the seed's result
     }
     const bool worldModel = s.settings.strategy == StrategyKind::KSearch;
-    if (s.planner && worldModel) {
+    if (s.planner && worldModel && !f.planner) {
         step.kind = Step::Kind::PlannerCall;
         step.purpose = s.planner->purpose;
         step.node = s.planner->node;
         return step;
     }
-    if (s.settings.targetScore > 0 && s.bestScore() >= s.settings.targetScore && !s.action) {
-        step.kind = Step::Kind::Finish;
-        step.reason = "target J " + fixed1(s.settings.targetScore) + " reached";
+    const bool targetReached = s.settings.targetScore > 0 && s.bestScore() >= s.settings.targetScore;
+    if (targetReached && s.actions.empty()) {
+        if (!f.any()) {
+            step.kind = Step::Kind::Finish;
+            step.reason = "target J " + fixed1(s.settings.targetScore) + " reached";
+        }
         return step;
     }
-    if (s.action) {
+    const int committed = s.evaluations + static_cast<int>(s.candidates.size()) + static_cast<int>(f.coding.size());
+    for (const ActionState& a : s.actions) {
+        if (f.coding.contains(a.node) || s.candidateOf(a.node))
+            continue; // its attempt is being written or evaluated
         // evolve and greedy: one program per node, whatever it scored
-        const bool done = worldModel ? s.action->stagnation >= s.settings.stagnation : s.action->attempts >= 1;
+        const bool done = worldModel ? a.stagnation >= s.settings.stagnation : a.attempts >= 1;
         if (done || s.budgetExhausted() || s.answersWithoutProgram >= s.settings.maxAnswersWithoutProgram
-            || (s.settings.targetScore > 0 && s.bestScore() >= s.settings.targetScore)) {
+            || targetReached) {
             step.kind = Step::Kind::FinishAction;
-            step.node = s.action->node;
+            step.node = a.node;
             return step;
         }
-        step.kind = Step::Kind::CoderCall;
-        step.node = s.action->node;
-        step.purpose = coderPromptKind(s);
-        return step;
+        if (committed < s.settings.budget) {
+            step.kind = Step::Kind::CoderCall;
+            step.node = a.node;
+            step.purpose = coderPromptKind(s, a.node);
+            return step;
+        }
     }
+    const bool quiet = s.actions.empty() && !f.any(); // nothing in progress anywhere
     if (s.answersWithoutProgram >= s.settings.maxAnswersWithoutProgram) {
-        step.kind = Step::Kind::Finish;
-        step.reason =
-            "the code policy gave no program in " + std::to_string(s.answersWithoutProgram) + " answers in a row";
+        if (quiet) {
+            step.kind = Step::Kind::Finish;
+            step.reason =
+                "the code policy gave no program in " + std::to_string(s.answersWithoutProgram) + " answers in a row";
+        }
         return step;
     }
-    if (s.budgetExhausted()) {
-        step.kind = Step::Kind::Finish;
-        step.reason = "budget of " + std::to_string(s.settings.budget) + " evaluations used";
+    if (committed >= s.settings.budget) {
+        if (quiet) {
+            step.kind = Step::Kind::Finish;
+            step.reason = "budget of " + std::to_string(s.settings.budget) + " evaluations used";
+        }
         return step;
     }
+    if (static_cast<int>(s.actions.size()) >= f.lanes || f.planner)
+        return step; // every lane is busy, or the world model is about to change the frontier
     if (worldModel && !s.initialized) {
         step.kind = Step::Kind::PlannerCall;
         step.purpose = "init";
@@ -192,6 +218,8 @@ Step planNextStep(const SearchState& s)
         step.purpose = "fill";
         return step;
     }
+    if (!quiet)
+        return step; // the actions in progress may open new intents
     step.kind = Step::Kind::FallbackNode;
     const auto best = s.tree.bestAttempt();
     step.parent = best ? s.tree.attempt(*best)->node : std::string(SearchTree::kRootId);

@@ -200,7 +200,7 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
     TreeSvgOptions so;
     so.title = "K-Search tree: " + c.taskName + " (" + s.settings.describe() + ", " + std::to_string(s.evaluations)
         + " evaluations, best J " + formatFixed(s.bestScore(), 1) + ")";
-    so.activeNode = s.action ? s.action->node : std::string();
+    so.activeNode = s.actions.empty() ? std::string() : s.actions.front().node; // the others show as active
     write("tree.svg", renderTreeSvg(s.tree, so));
     return result;
 }
