@@ -65,6 +65,14 @@ struct RunFlags {
         u"evaluators per local device (the CPU, or each GPU of --gpus): runs take turns on the device, compiles "
         "overlap with them (default 1; 0 with --worker: evaluate only there)"_qs,
         u"N"_qs};
+    QCommandLineOption slurm {u"slurm"_qs,
+        u"one SLURM allocation for the search, each worker a job step in it: PARTITION[,SALLOC OPTIONS], e.g. "
+        "gpu,--gpus-per-task=1,--time=240"_qs,
+        u"SPEC"_qs};
+    QCommandLineOption slurmWorkers {
+        u"slurm-workers"_qs, u"worker steps in the SLURM allocation (default 1)"_qs, u"N"_qs, u"1"_qs};
+    QCommandLineOption slurmKsearch {u"slurm-ksearch"_qs,
+        u"the ksearch the cluster's nodes run (default: this one's path, for a shared file system)"_qs, u"PATH"_qs};
     QCommandLineOption parallel {u"parallel"_qs,
         u"actions in progress at once (default: one per evaluator; more keeps the LLM writing while all are busy)"_qs,
         u"P"_qs};
@@ -152,7 +160,8 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     const RunFlags f;
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
         f.seed, f.target, f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed,
-        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.workerTask, f.gpus, f.localWorkers, f.parallel});
+        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.workerTask, f.gpus, f.localWorkers, f.parallel, f.slurm,
+        f.slurmWorkers, f.slurmKsearch});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);
@@ -191,6 +200,17 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
             return usage(
                 QStringLiteral("--local-workers: '%1' is not a number >= 0").arg(parser.value(f.localWorkers)));
     }
+    if (parser.isSet(f.slurm)) {
+        options.slurm = parser.value(f.slurm).toStdString();
+        const auto n = positiveInt(parser, f.slurmWorkers, &error);
+        if (!n)
+            return usage(error);
+        options.slurmWorkers = *n;
+        options.slurmKsearch = parser.isSet(f.slurmKsearch) ? parser.value(f.slurmKsearch).toStdString()
+                                                            : QCoreApplication::applicationFilePath().toStdString();
+    } else if (parser.isSet(f.slurmWorkers) || parser.isSet(f.slurmKsearch)) {
+        return usage(u"--slurm-workers, --slurm-ksearch: need --slurm PARTITION"_qs);
+    }
     if (parser.isSet(f.parallel)) {
         const auto v = positiveInt(parser, f.parallel, &error);
         if (!v)
@@ -199,8 +219,8 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     }
     options.python = parser.value(f.python).toStdString();
     options.workerTask = parser.value(f.workerTask).toStdString();
-    if (parser.isSet(f.workerTask) && !parser.isSet(f.worker))
-        return usage(u"--worker-task: needs --worker CMD"_qs);
+    if (parser.isSet(f.workerTask) && !parser.isSet(f.worker) && !parser.isSet(f.slurm))
+        return usage(u"--worker-task: needs --worker CMD or --slurm"_qs);
 
     std::unique_ptr<SearchRun> run;
     std::string runError;

@@ -30,10 +30,10 @@ void RunPrinter::onEvent(const SearchState& s, const JournalEvent& e)
 {
     if (m_quiet)
         return;
-    if (std::holds_alternative<ev::Evaluation>(e.body)) {
+    if (const auto* evaluated = std::get_if<ev::Evaluation>(&e.body)) {
         const Attempt& a = s.tree.attempts().back();
         const RoleUsage total = summarize(s).totalUsage;
-        m_out << QStringLiteral("round %1/%2  %3  attempt %4 (%5)  %6  J %7  best %8  tokens %9  %10\n")
+        m_out << QStringLiteral("round %1/%2  %3  attempt %4 (%5)  %6  J %7  best %8  tokens %9  %10%11\n")
                      .arg(s.evaluations, 3)
                      .arg(s.settings.budget)
                      .arg(q(a.node), -5)
@@ -43,7 +43,8 @@ void RunPrinter::onEvent(const SearchState& s, const JournalEvent& e)
                      .arg(q(formatFixed(a.score(), 1)), 6)
                      .arg(q(formatFixed(s.bestScore(), 1)), 6)
                      .arg(q(formatTokens(total.tokens.promptTokens + total.tokens.completionTokens)))
-                     .arg(q(formatDollars(total.dollars)));
+                     .arg(q(formatDollars(total.dollars)))
+                     .arg(evaluated->worker ? u"  on "_qs + cut(*evaluated->worker, 40) : QString());
     } else if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body)) {
         const SearchNode* n = s.tree.find(begun->node);
         m_out << "action " << q(n->id) << " (V " << q(formatFixed(n->value(), 2)) << "): " << cut(n->intent, 90)

@@ -19,8 +19,8 @@ BUDGET=${BUDGET:-16}
 DELAY=${DELAY:-2}
 GPUS=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$RES/device.txt" 2>&1
-export KS_SCRIPTED_TASK=$PWD/tasks/$TASK KS_SCRIPTED_VARY=1 KS_SCRIPTED_DELAY=$DELAY KS_SCRIPTED_REFERENCE=0
-export KS_SCRIPTED_KNOBS=${KNOBS:-}
+export KS_SCRIPTED_TASK=$PWD/tasks/$TASK KS_SCRIPTED_VARY=1 KS_SCRIPTED_GROW=1 KS_SCRIPTED_DELAY=$DELAY KS_SCRIPTED_REFERENCE=0
+export KS_SCRIPTED_KNOBS=${KNOBS:-KS_A=1;KS_A=2}  # two root intents, plus the broken one: at most 3 per edit
 for c in $CONFIGS; do
     args=()
     case $c in

@@ -15,7 +15,8 @@ Environment: KS_SCRIPTED_TASK (the task folder), KS_SCRIPTED_KNOBS (knob sets se
 ';', each "NAME=VALUE,NAME=VALUE"; none: the baseline as it is), KS_SCRIPTED_REFERENCE=0 leaves
 the reference candidate out, KS_SCRIPTED_FILES (paths separated by ';': one intent per file
 instead of the knobs and the reference; [[broken]] is then a Python syntax error).
-For throughput benchmarks: KS_SCRIPTED_VARY=1 makes every CUDA answer a new program (a comment
+For throughput benchmarks: KS_SCRIPTED_GROW=1 answers every later planner call with two
+refinements (knob sets) of the node that ended, so the frontier stays full; KS_SCRIPTED_VARY=1 makes every CUDA answer a new program (a comment
 from the prompt's hash, so each is compiled, never a cache hit), KS_SCRIPTED_DELAY=S answers
 after S seconds, as a model's latency.
 Request JSON on stdin, {"text", "model", "usage"} out.
@@ -37,6 +38,17 @@ def planner(prompt):
                                    "priority": round(0.9 - 0.1 * i, 2), "rationale": "a prepared candidate"})
         edit["insert"].append({"parent": "root", "intent": "[[broken]] an unfinished rewrite",
                                "priority": 0.2, "rationale": "does not parse"})
+    elif os.environ.get("KS_SCRIPTED_GROW") == "1" and "Start the tree" not in prompt:
+        # A world model that keeps the frontier full: two refinements of the node that ended
+        # (or, asked to fill an empty frontier, of the root), each a knob set of its own.
+        m = re.search(r"The action that just ended: (n\d+)", prompt)  # passed; else under the root
+        parent = m.group(1) if m else "root"
+        knobs = [k for k in os.environ.get("KS_SCRIPTED_KNOBS", "").split(";") if k] or [""]
+        salt = int(hashlib.sha1(prompt.encode()).hexdigest()[:6], 16)
+        for i in range(2):
+            k = knobs[(salt + i) % len(knobs)]
+            edit["insert"].append({"parent": parent, "intent": f"[[knob {k}]] refine {parent} with {k or 'its defaults'}",
+                                   "priority": 0.6 - 0.1 * i, "rationale": "a tuning knob"})
     elif "Start the tree" in prompt:
         knobs = [k for k in os.environ.get("KS_SCRIPTED_KNOBS", "").split(";") if k] or [""]
         for i, k in enumerate(knobs):

@@ -47,6 +47,16 @@ bool isPythonFile(const fs::path& file)
     return file.extension() == ".py";
 }
 
+// Runs a job when its device is free; `waited` grows by the time spent queueing for it (another
+// evaluator of the same device was timing).
+RunnerJobResult runOnDevice(const RunnerJob& job, double& waited)
+{
+    const auto queued = std::chrono::steady_clock::now();
+    std::lock_guard lock(deviceLock(job));
+    waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count();
+    return runRunnerJob(job);
+}
+
 double secondsSince(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -115,6 +125,52 @@ struct Evaluator::WorkloadData {
     bool gpuReference = false;
     double baselineMicros = 0.0;
 };
+
+class SharedPreparation
+{
+public:
+    std::mutex mutex; // held by the evaluator that prepares, so that the others wait for it
+    bool ready = false;
+    Task task; // the copy the shared workloads point into
+    std::vector<std::shared_ptr<Evaluator::WorkloadData>> workloads;
+    double inputSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0, copyBandwidthGBs = 0.0;
+    std::string device;
+};
+
+std::shared_ptr<SharedPreparation> makeSharedPreparation()
+{
+    return std::make_shared<SharedPreparation>();
+}
+
+bool Evaluator::adoptPreparation()
+{
+    SharedPreparation& p = *m_settings.preparation;
+    if (!p.ready)
+        return false;
+    m_workloads = p.workloads;
+    m_inputSeconds = p.inputSeconds;
+    m_referenceSeconds = p.referenceSeconds;
+    m_baselineSeconds = p.baselineSeconds;
+    m_copyBandwidthGBs = p.copyBandwidthGBs;
+    m_device = p.device;
+    m_prepared = true;
+    return true;
+}
+
+void Evaluator::publishPreparation()
+{
+    SharedPreparation& p = *m_settings.preparation;
+    p.task = m_task;
+    for (const auto& w : m_workloads) // point into the share's own copy, which outlives this evaluator
+        w->workload = &p.task.workloads[static_cast<std::size_t>(w->workload - m_task.workloads.data())];
+    p.workloads = m_workloads;
+    p.inputSeconds = m_inputSeconds;
+    p.referenceSeconds = m_referenceSeconds;
+    p.baselineSeconds = m_baselineSeconds;
+    p.copyBandwidthGBs = m_copyBandwidthGBs;
+    p.device = m_device;
+    p.ready = true;
+}
 
 Evaluator::Evaluator(Task task, EvaluatorSettings settings)
     : m_task(std::move(task))
@@ -238,7 +294,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     const auto inputStart = std::chrono::steady_clock::now();
     SharedPools pools; // KV pools: made once per trial for all workloads, held by their input sets
     for (const Workload* w : chosen) {
-        auto data = std::make_unique<WorkloadData>();
+        auto data = std::make_shared<WorkloadData>();
         data->workload = w;
         InputGenerator gen(def, *w, m_settings.seed);
         // Each input set is generated once, in place, into sealed shared memory; every runner
@@ -306,11 +362,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         if (job.calls.empty())
             continue;
         job.timeout = std::chrono::minutes(10);
-        RunnerJobResult r;
-        {
-            std::lock_guard lock(deviceLock(job));
-            r = runRunnerJob(job);
-        }
+        double waited = 0.0;
+        const RunnerJobResult r = runOnDevice(job, waited);
         const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
         if (!r.loadError.empty()) {
             m_prepareError = label + ": " + r.loadError;
@@ -332,11 +385,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     if (baseline) {
         RunnerJob job = makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
-        RunnerJobResult r;
-        {
-            std::lock_guard lock(deviceLock(job));
-            r = runRunnerJob(job);
-        }
+        double waited = 0.0;
+        const RunnerJobResult r = runOnDevice(job, waited);
         m_copyBandwidthGBs = r.environment.copyBandwidthGBs;
         if (!r.environment.device.empty())
             m_device = r.environment.device;
@@ -363,6 +413,14 @@ Evaluation Evaluator::evaluate(const fs::path& source)
 {
     const auto start = std::chrono::steady_clock::now();
     Evaluation e;
+    // Another evaluator of this device may be preparing the task: wait for it and adopt its work,
+    // or prepare it here (holding the share) and publish it.
+    std::unique_lock<std::mutex> sharing;
+    if (!m_prepared && m_settings.preparation) {
+        sharing = std::unique_lock(m_settings.preparation->mutex);
+        if (adoptPreparation())
+            sharing.unlock();
+    }
     const std::string header = generateAbiHeader(m_task.definition);
     auto request = [&](const fs::path& src, Backend b, std::vector<std::string> flags) {
         CompileRequest r;
@@ -434,7 +492,11 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         if (m_prepareError.empty())
             prepare(e, pyReference ? &*pyReference : at(refIndex), at(gpuRefIndex),
                 pyBaseline ? &*pyBaseline : at(baseIndex));
+        if (m_prepared && sharing.owns_lock())
+            publishPreparation();
     }
+    if (sharing.owns_lock())
+        sharing.unlock();
     e.inputSeconds = m_inputSeconds;
     e.referenceSeconds = m_referenceSeconds;
     e.baselineSeconds = m_baselineSeconds;
@@ -454,11 +516,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     }
     const auto runStart = std::chrono::steady_clock::now();
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
-    RunnerJobResult run;
-    {
-        std::lock_guard lock(deviceLock(job));
-        run = runRunnerJob(job);
-    }
+    double waited = 0.0;
+    const RunnerJobResult run = runOnDevice(job, waited);
     e.candidateSeconds = secondsSince(runStart);
     if (run.environment.copyBandwidthGBs > 0)
         e.copyBandwidthGBs = run.environment.copyBandwidthGBs;
@@ -475,7 +534,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     e.phases = {{"write_job", run.writeSeconds}, {"runner_startup", run.startupSeconds},
         {"calls_untimed", std::max(0.0, callsWall - loops - warmup)}, {"warmup", warmup}, {"timing_loops", loops},
         {"runner_exit", std::max(0.0, run.processSeconds - run.startupSeconds - callsWall)},
-        {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)}};
+        {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)},
+        {"device_wait", waited}}; // queueing behind other evaluators of the device: not device time
     e.totalSeconds = secondsSince(start);
     spdlog::debug("evaluated {}: {} J={:.1f} in {:.2f} s (compile {:.2f} s, run {:.2f} s)", source.string(),
         verdictName(e.status), e.score, e.totalSeconds, e.compileSeconds, e.candidateSeconds);

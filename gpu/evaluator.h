@@ -21,6 +21,12 @@
 
 namespace ks {
 
+// One preparation of a task (inputs, reference outputs, the baseline's timing) shared by the
+// evaluators of one device: the first to evaluate prepares, the others adopt it instead of
+// repeating it (and wait for it meanwhile). makeSharedPreparation() gives a new, empty one.
+class SharedPreparation;
+std::shared_ptr<SharedPreparation> makeSharedPreparation();
+
 struct EvaluatorSettings {
     Backend backend = Backend::Host;
     std::string cudaArch = "90a";
@@ -40,6 +46,8 @@ struct EvaluatorSettings {
     bool writeInputFiles = false; // runner jobs also get their inputs as files (for replaying a kept job)
     std::optional<Language> language; // of candidates; nullopt: the backend's compiled language
     std::string python = defaultPythonInterpreter(); // runs python and triton candidates
+    // Evaluators of the same task, backend and device only; null: this evaluator prepares alone.
+    std::shared_ptr<SharedPreparation> preparation;
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the
@@ -65,6 +73,7 @@ public:
     const EvaluatorSettings& settings() const { return m_settings; }
 
 private:
+    friend class SharedPreparation;
     struct WorkloadData;
     bool prepare(Evaluation& e, const CompileCache::Result* reference, const CompileCache::Result* gpuReference,
         const CompileCache::Result* baseline);
@@ -79,6 +88,8 @@ private:
     // Writes the Python runner and asks the interpreter what it has, once; the problem if any.
     std::optional<std::string> preparePython();
     void judge(Evaluation& e, const RunnerJobResult& run) const;
+    bool adoptPreparation(); // the shared preparation's state, once someone made it
+    void publishPreparation();
 
     Task m_task;
     EvaluatorSettings m_settings;
@@ -86,7 +97,7 @@ private:
     PythonRuntime m_python; // for python and triton candidates; its script is written on first use
     std::string m_pythonVersions; // "torch 2.11.0, triton 3.6.0" once probed
     CompileCache m_cache;
-    std::vector<std::unique_ptr<WorkloadData>> m_workloads;
+    std::vector<std::shared_ptr<WorkloadData>> m_workloads; // shared with SharedPreparation's adopters
     // The baseline's and candidates' outputs: mapped once per search, rewritten by each runner.
     std::shared_ptr<SharedBufferPool> m_outputBuffers = std::make_shared<SharedBufferPool>();
     bool m_prepared = false;

@@ -120,14 +120,19 @@ bool SearchRun::buildEvaluators(const RunOptions& options, const EvaluatorSettin
     // each), their compiles overlap with those runs.
     const std::vector<std::string> devices =
         options.gpus.empty() ? std::vector<std::string> {cuda ? options.cudaDevice : std::string()} : options.gpus;
-    const int perDevice = options.localEvaluators >= 0              ? options.localEvaluators
-        : (options.workerCommands.empty() || !options.gpus.empty()) ? 1
-                                                                    : 0;
+    const bool remote = !options.workerCommands.empty() || !options.slurm.empty();
+    const int perDevice = options.localEvaluators >= 0 ? options.localEvaluators
+        : (!remote || !options.gpus.empty())           ? 1
+                                                       : 0;
     const std::size_t localCount = devices.size() * static_cast<std::size_t>(perDevice);
-    const bool named = localCount + options.workerCommands.size() > 1 || !options.workerCommands.empty();
-    for (const std::string& device : devices)
+    const bool named = localCount > 1 || remote;
+    for (const std::string& device : devices) {
+        // The evaluators of a device prepare the task once between them (inputs, reference
+        // outputs, the baseline's timing on that device).
+        const auto preparation = perDevice > 1 ? makeSharedPreparation() : nullptr;
         for (int j = 0; j < perDevice; ++j) {
             EvaluatorSettings es = local;
+            es.preparation = preparation;
             if (localCount > 1) // each its own scratch folder: candidates' files never meet
                 es.workDir = local.workDir / ("evaluator-" + std::to_string(m_evaluators.size()));
             std::filesystem::create_directories(es.workDir);
@@ -141,7 +146,18 @@ bool SearchRun::buildEvaluators(const RunOptions& options, const EvaluatorSettin
                 name = "local" + std::to_string(j);
             m_slots.push_back({name, m_evaluators.back().get()});
         }
-    for (const std::string& command : options.workerCommands) {
+    }
+    std::vector<std::string> commands = options.workerCommands;
+    if (!options.slurm.empty()) {
+        std::string why;
+        m_allocation = SlurmAllocation::start({options.slurm, options.slurmWorkers}, why);
+        if (m_allocation)
+            for (int i = 0; i < options.slurmWorkers; ++i)
+                commands.push_back(m_allocation->workerCommand(options.slurmKsearch));
+        else
+            m_unavailable.push_back(why);
+    }
+    for (const std::string& command : commands) {
         worker::WorkerClient::Options wo;
         wo.command = command;
         wo.task = options.workerTask.empty() ? config.taskName : options.workerTask;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "evaluator.h"
+#include "slurmallocation.h"
 #include "workerclient.h"
 
 #include <llm/meteredprovider.h>
@@ -38,6 +39,11 @@ struct RunOptions {
     std::vector<std::string> workerCommands;
     std::string workerTask;
     int lanes = 0; // actions in progress at once; 0: one per evaluator
+    // One SLURM allocation for the search ("PARTITION[,SALLOC OPTIONS]"; empty: none) with this many
+    // worker steps, each running the ksearch at `slurmKsearch` (as the cluster's nodes see it).
+    std::string slurm;
+    int slurmWorkers = 1;
+    std::string slurmKsearch = "ksearch";
 };
 
 // Everything one search needs, wired together: the session folder, the task, the evaluator, the
@@ -84,6 +90,7 @@ private:
     // Build the evaluators RunOptions asks for; false with `error` naming the one that failed.
     bool buildEvaluators(const RunOptions& options, const EvaluatorSettings& local, std::string& error);
 
+    std::unique_ptr<SlurmAllocation> m_allocation; // outlives the workers that are its steps
     std::vector<std::unique_ptr<Evaluator>> m_evaluators; // evaluations here, and
     std::vector<std::unique_ptr<worker::WorkerClient>> m_workers; // in worker processes
     std::vector<EvaluatorSlot> m_slots; // all of them, as the engine sees them

@@ -41,6 +41,40 @@ bool grab(QWidget* w, const QString& path)
     return ok;
 }
 
+QDockWidget* dockOf(QWidget* w)
+{
+    while (w && !qobject_cast<QDockWidget*>(w))
+        w = w->parentWidget();
+    return qobject_cast<QDockWidget*>(w);
+}
+
+// A search with three evaluators (four lanes), mid-run: the Workers panel and the status bar.
+bool workersShot(ui::MainWindow& window, const QString& out)
+{
+    ui::Settings::set(ui::settings::localWorkers, 3);
+    ui::Settings::set(ui::settings::parallel, 4);
+    SessionConfig c = test::demoSearchConfig(16, 0.05);
+    c.label = "screenshot run: three evaluators, four actions at once";
+    QTemporaryDir dir;
+    const bool started = window.startSearch(std::filesystem::path(dir.path().toStdString()) / "workers", c);
+    ui::Settings::set(ui::settings::localWorkers, 1);
+    ui::Settings::set(ui::settings::parallel, 0);
+    if (!started)
+        return false;
+    QDockWidget* dock = dockOf(window.findChild<QWidget*>(QStringLiteral("workersTable")));
+    if (!dock)
+        return false;
+    dock->raise();
+    while (window.document().state().evaluations < 5)
+        settle(100);
+    settle(700);
+    bool ok = grab(&window, out + u"/workers-window.png");
+    ok = grab(dock, out + u"/workers-panel.png") && ok;
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    finished.wait(600000);
+    return ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -57,6 +91,9 @@ int main(int argc, char** argv)
     window.show();
     settle(500);
 
+    const QLatin1String mode(argc > 2 ? argv[2] : "");
+    if (mode == QLatin1String("--workers-only"))
+        return workersShot(window, out) ? 0 : 1;
     // The New Search dialog with one of the paper's tasks chosen: the task list and its details.
     {
         ui::NewSearchDialog dialog(&window);
@@ -115,5 +152,5 @@ int main(int argc, char** argv)
             ok = grab(dock, out + u"/event-log.png") && ok;
         }
     }
-    return ok ? 0 : 1;
+    return workersShot(window, out) && ok ? 0 : 1;
 }

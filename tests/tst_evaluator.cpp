@@ -10,6 +10,7 @@
 #include <compilecache.h>
 #include <evaluator.h>
 #include <set>
+#include <thread>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -44,9 +45,11 @@ private slots:
     void staysResponsiveDuringAHang();
     void compileCacheAndParallelCompiles();
     void scoredWorkloadsAloneMakeJ();
+    void evaluatorsOfADeviceShareOnePreparation();
 
 private:
-    std::unique_ptr<Evaluator> makeEvaluator(std::chrono::milliseconds runTimeout = 20s);
+    std::unique_ptr<Evaluator> makeEvaluator(
+        std::chrono::milliseconds runTimeout = 20s, std::shared_ptr<SharedPreparation> preparation = nullptr);
     fs::path candidate(const std::string& name, const std::string& body);
 
     QTemporaryDir m_dir;
@@ -60,7 +63,8 @@ void TestEvaluator::initTestCase()
     qputenv("OPENAI_API_KEY", "sk-must-not-leak");
 }
 
-std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(std::chrono::milliseconds runTimeout)
+std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(
+    std::chrono::milliseconds runTimeout, std::shared_ptr<SharedPreparation> preparation)
 {
     auto loaded = loadTask(m_root / "scale");
     if (!loaded.task)
@@ -71,6 +75,7 @@ std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(std::chrono::millisecond
     s.cacheDir = m_root / "cache";
     s.bench.maxSeconds = 0.05;
     s.runTimeout = runTimeout;
+    s.preparation = std::move(preparation);
     return std::make_unique<Evaluator>(std::move(*loaded.task), s);
 }
 
@@ -159,15 +164,14 @@ void TestEvaluator::verdicts_data()
                                        << "timing loop";
     // Remembers the result for every input pointer it has seen and replays it: right for as long
     // as a buffer keeps its contents, which the timing loop's final round changes.
-    QTest::newRow("memoises by input pointer")
-        << QString::fromLatin1(
-               "#include <map>\n#include <vector>\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) "
-               "{ static std::map<const float*, std::vector<float>> memo; auto it = memo.find(a->x); if (it != "
-               "memo.end()) { std::memcpy(a->y, it->second.data(), a->n * 4); return 0; } %1 memo[a->x].assign(a->y, "
-               "a->y + a->n); return 0; }")
-               .arg(QLatin1String(kLoop))
-        << "INCORRECT_NUMERICAL"
-        << "refilled with other inputs";
+    QTest::newRow("memoises by input pointer") << QString::fromLatin1(
+        "#include <map>\n#include <vector>\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) "
+        "{ static std::map<const float*, std::vector<float>> memo; auto it = memo.find(a->x); if (it != "
+        "memo.end()) { std::memcpy(a->y, it->second.data(), a->n * 4); return 0; } %1 memo[a->x].assign(a->y, "
+        "a->y + a->n); return 0; }")
+                                                      .arg(QLatin1String(kLoop))
+                                               << "INCORRECT_NUMERICAL"
+                                               << "refilled with other inputs";
     QTest::newRow("skips work after the first call")
         << withLoop("static int calls; if (calls++ > 0) return 0;", "return 0;") << "INCORRECT_NUMERICAL"
         << "timing loop";
@@ -234,6 +238,39 @@ void TestEvaluator::compileCacheAndParallelCompiles()
     }
     requests[0].extraFlags = {"-DVARIANT=1"}; // flags are part of the key
     QVERIFY(!cache.compile(requests[0]).cached);
+}
+
+// Three evaluators of one device, started at once on the same program: one prepares the task
+// (inputs, reference outputs, baseline timing) while the others wait, and they adopt it: the same
+// baseline latencies to the last bit (two timings never agree so exactly), and every evaluation
+// judged against the same expected outputs, so all pass. The preparer may be destroyed first.
+void TestEvaluator::evaluatorsOfADeviceShareOnePreparation()
+{
+    const auto share = makeSharedPreparation();
+    std::vector<std::unique_ptr<Evaluator>> evaluators;
+    for (int i = 0; i < 3; ++i)
+        evaluators.push_back(makeEvaluator(20s, share));
+    const fs::path program = candidate("shared-preparation",
+        std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+            + " return 0; }");
+    std::vector<Evaluation> results(evaluators.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < evaluators.size(); ++i)
+        threads.emplace_back([&, i] { results[i] = evaluators[i]->evaluate(program); });
+    for (auto& t : threads)
+        t.join();
+    for (const Evaluation& e : results) {
+        QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+        QCOMPARE(e.workloads.size(), std::size_t {2});
+        for (std::size_t w = 0; w < 2; ++w)
+            QCOMPARE(e.workloads[w].baselineLatencyMicros, results[0].workloads[w].baselineLatencyMicros);
+        QCOMPARE(e.referenceSeconds, results[0].referenceSeconds);
+    }
+    evaluators.erase(evaluators.begin()); // whichever prepared, the others keep what they adopted
+    evaluators.erase(evaluators.begin());
+    const Evaluation later = evaluators.back()->evaluate(program);
+    QVERIFY2(later.status == Verdict::Passed, later.log.c_str());
+    QCOMPARE(later.workloads[0].baselineLatencyMicros, results[0].workloads[0].baselineLatencyMicros);
 }
 
 KS_TEST_MAIN_CORE(TestEvaluator)

@@ -2,10 +2,12 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <QAbstractItemModelTester>
 #include <QAction>
 #include <QChartView>
 #include <QCheckBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QPlainTextEdit>
@@ -21,6 +23,7 @@
 #include <nodeinspector.h>
 #include <settings.h>
 #include <treegraphview.h>
+#include <workersmodel.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -34,6 +37,7 @@ private slots:
     void initTestCase();
     void aShortSearchFillsEveryView();
     void steeringAndUndo();
+    void workersPanelFollowsAParallelSearch();
 
 private:
     SessionConfig config(int budget) const;
@@ -210,6 +214,37 @@ void TestGuiSearch::steeringAndUndo()
     for (const auto& e : window.document().events())
         human += std::holds_alternative<ev::Human>(e->body) ? 1 : 0;
     QVERIFY(human >= 12); // every action and every undo, recorded as the person's
+}
+
+// Two evaluators from the Settings: the Workers panel names both while the search runs, counts
+// each one's evaluations from the journal, and the status bar says what each does.
+void TestGuiSearch::workersPanelFollowsAParallelSearch()
+{
+    ui::Settings::set(ui::settings::localWorkers, 2);
+    QStringList seen; // what the status bar said about the evaluators (outlives the window, which reports its close)
+    ui::MainWindow window;
+    window.show();
+    auto* table = window.findChild<QTableView*>(u"workersTable"_qs);
+    QVERIFY(table);
+    QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    connect(&window.controller(), &ui::RunController::activityChanged, &window,
+        [&] { seen << window.findChild<QLabel*>(u"statusWorkers"_qs)->text(); });
+    QVERIFY(window.startSearch(fs::path(m_dir.path().toStdString()) / "workers", config(6)));
+    QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 2, 60000);
+    QCOMPARE(table->model()->index(0, ui::WorkersModel::Name).data().toString(), u"local0"_qs);
+    QCOMPARE(table->model()->index(1, ui::WorkersModel::Name).data().toString(), u"local1"_qs);
+    QVERIFY(finished.wait(180000));
+    ui::Settings::set(ui::settings::localWorkers, 1);
+    QCOMPARE(window.document().state().evaluations, 6);
+    int evaluations = 0;
+    for (int row = 0; row < table->model()->rowCount(); ++row)
+        evaluations += table->model()->index(row, ui::WorkersModel::Evaluations).data().toInt();
+    QCOMPARE(evaluations, 6);
+    QVERIFY2(std::any_of(seen.begin(), seen.end(), [](const QString& t) { return t.contains(u"local0: n"); }),
+        qPrintable(seen.join(u" / ")));
+    const QString queue = window.findChild<QLabel*>(u"workersQueue"_qs)->text();
+    QVERIFY2(queue.contains(u"of 2 evaluators busy"), qPrintable(queue));
 }
 
 KS_TEST_MAIN_GUI(TestGuiSearch)

@@ -6,9 +6,11 @@
 
 #include <QElapsedTimer>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTcpServer>
 #include <QTemporaryDir>
 
+#include <slurmallocation.h>
 #include <unistd.h>
 #include <workerclient.h>
 
@@ -29,6 +31,9 @@ private slots:
     void evaluatesInAJobStep();
     void searchRunsOnTheCluster();
     void unknownPartitionIsNamed();
+    void searchRunsInOneAllocation();
+    void cancelledStepIsStartedAgain();
+    void unknownPartitionForTheAllocation();
 
 private:
     std::string srun(const std::string& partition) const;
@@ -173,6 +178,71 @@ void TestSlurmWorker::unknownPartitionIsNamed()
     QVERIFY(!worker::WorkerClient::start(o, error));
     QVERIFY2(error.find("--partition=nosuch") != std::string::npos, error.c_str());
     QVERIFY2(error.find("invalid partition specified: nosuch") != std::string::npos, error.c_str());
+}
+
+// `ksearch run --slurm debug --slurm-workers 2`: one salloc, two worker steps in it, the budget
+// spent exactly, and the allocation gone when the run ends.
+void TestSlurmWorker::searchRunsInOneAllocation()
+{
+    const QString session = m_dir.path() + u"/one-allocation"_qs;
+    const auto r = test::runProgram(u"ksearch"_qs,
+        {u"run"_qs, u"--task"_qs, QString::fromStdString((m_root / "scale").string()), u"--session"_qs, session,
+            u"--backend"_qs, u"host"_qs, u"--budget"_qs, u"4"_qs, u"--bench-seconds"_qs, u"0.03"_qs, u"--provider"_qs,
+            u"command"_qs, u"--command"_qs, test::fakeLlmCommand(), u"--model"_qs, u"scripted"_qs, u"--slurm"_qs,
+            u"debug"_qs, u"--slurm-workers"_qs, u"2"_qs, u"--slurm-ksearch"_qs,
+            QString::fromStdString((test::binDir() / "ksearch").string()), u"--worker-task"_qs,
+            QString::fromStdString((m_root / "scale").string())},
+        300000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains(u"Evaluations: 4 of 4"), qPrintable(r.out));
+    const QRegularExpression evaluators(u"2 evaluators: srun --jobid=(\\d+) .*, srun --jobid=(\\d+) "_qs);
+    const auto m = evaluators.match(r.err);
+    QVERIFY2(m.hasMatch(), qPrintable(r.err));
+    QCOMPARE(m.captured(1), m.captured(2)); // both steps of one job
+    QProcess squeue;
+    squeue.start(u"squeue"_qs, {u"-h"_qs, u"-j"_qs, m.captured(1), u"-o"_qs, u"%T"_qs});
+    QVERIFY(squeue.waitForFinished(30000));
+    const QString state = QString::fromUtf8(squeue.readAllStandardOutput()).trimmed();
+    QVERIFY2(state.isEmpty() || state == u"CANCELLED" || state == u"COMPLETING", qPrintable(state));
+}
+
+// A step cancelled between two evaluations (as scancel or a preemption ends it): the next
+// candidate finds the worker gone, a new step is started in the same allocation, and the candidate
+// is evaluated there, once.
+void TestSlurmWorker::cancelledStepIsStartedAgain()
+{
+    std::string error;
+    auto allocation = SlurmAllocation::start({"debug", 1, std::chrono::seconds(60)}, error);
+    QVERIFY2(allocation, error.c_str());
+    worker::WorkerClient::Options o;
+    o.command = allocation->workerCommand((test::binDir() / "ksearch").string());
+    o.task = (m_root / "scale").string();
+    o.taskDigest = m_digest;
+    o.settings.maxSeconds = 0.05;
+    o.replyTimeout = std::chrono::seconds(120);
+    auto client = worker::WorkerClient::start(o, error);
+    QVERIFY2(client, error.c_str());
+    const fs::path file = m_root / "honest-step.cpp";
+    test::writeText(file, test::scaleKernel(1));
+    QCOMPARE(client->evaluate(file).status, Verdict::Passed);
+    QProcess cancel;
+    cancel.start(u"scancel"_qs, {QString::fromStdString(allocation->jobId() + ".0")});
+    QVERIFY(cancel.waitForFinished(30000) && cancel.exitCode() == 0);
+    QTRY_VERIFY_WITH_TIMEOUT(client->exitCode() != -1, 60000); // the step's srun has gone
+    const Evaluation again = client->evaluate(file);
+    QVERIFY2(again.status == Verdict::Passed, again.log.c_str());
+    QCOMPARE(client->restarts(), 1);
+    QVERIFY(!client->unavailable());
+}
+
+void TestSlurmWorker::unknownPartitionForTheAllocation()
+{
+    std::string error;
+    QVERIFY(!SlurmAllocation::start({"nosuch", 2, std::chrono::seconds(30)}, error));
+    QVERIFY2(error.find("SLURM partition nosuch") != std::string::npos, error.c_str());
+    QVERIFY2(error.find("invalid partition specified: nosuch") != std::string::npos, error.c_str());
+    QVERIFY(!SlurmAllocation::start({",--time=5", 1, std::chrono::seconds(30)}, error));
+    QVERIFY2(error.find("names no partition") != std::string::npos, error.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestSlurmWorker)

@@ -7,6 +7,7 @@
 #include "nodetablemodel.h"
 #include "settings.h"
 #include "treegraphview.h"
+#include "workersmodel.h"
 
 #include <session/runsummary.h>
 #include <task/taskcatalog.h>
@@ -165,6 +166,14 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow()
 {
     m_controller.close();
+    // The members (document, undo stack) are destroyed before QWidget deletes the children that
+    // show them: silence them, then delete the views while what they show still exists (ASan and
+    // UBSan saw the Workers table and the status labels read a destroyed document).
+    m_undo.disconnect(this);
+    m_document.disconnect();
+    for (QDockWidget* d : findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly))
+        delete d;
+    delete takeCentralWidget();
 }
 
 void MainWindow::createDocks()
@@ -227,8 +236,30 @@ void MainWindow::createDocks()
     m_stream->setReadOnly(true);
     m_stream->setPlaceholderText(tr("What the model is writing now"));
     QDockWidget* streamDock = dock(tr("LLM output"), QStringLiteral("streamDock"), m_stream, Qt::BottomDockWidgetArea);
+    m_workersModel = new WorkersModel(m_document, this);
+    auto* workers = new QWidget(this);
+    auto* workersLayout = new QVBoxLayout(workers);
+    workersLayout->setContentsMargins(4, 4, 4, 4);
+    m_workersQueue = new QLabel(m_workersModel->queueSummary(), workers);
+    m_workersQueue->setObjectName(QStringLiteral("workersQueue"));
+    m_workersQueue->setWordWrap(true);
+    auto* workersTable = new QTableView(workers);
+    workersTable->setObjectName(QStringLiteral("workersTable"));
+    workersTable->setModel(m_workersModel);
+    workersTable->verticalHeader()->hide();
+    workersTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    workersTable->horizontalHeader()->setStretchLastSection(true);
+    workersLayout->addWidget(m_workersQueue);
+    workersLayout->addWidget(workersTable);
+    QDockWidget* workersDock = dock(tr("Workers"), QStringLiteral("workersDock"), workers, Qt::BottomDockWidgetArea);
+    connect(&m_controller, &RunController::activityChanged, this, [this](const EngineActivity& a) {
+        m_workersModel->setActivity(a);
+        updateWorkers();
+    });
+    connect(&m_document, &SearchDocument::progressChanged, this, &MainWindow::updateWorkers);
     tabifyDockWidget(tableDock, logDock);
     tabifyDockWidget(logDock, streamDock);
+    tabifyDockWidget(streamDock, workersDock);
     tableDock->raise();
     // The graph gets most of the window; the inspector is wide enough for its tables.
     resizeDocks({findChild<QDockWidget*>(u"inspectorDock"_qs)}, {470}, Qt::Horizontal);
@@ -251,6 +282,22 @@ void MainWindow::createStatusBar()
     m_statusDollars = label(QStringLiteral("statusDollars"));
     m_statusElapsed = label(QStringLiteral("statusElapsed"));
     m_statusDevice = label(QStringLiteral("statusDevice"));
+    m_statusWorkers = label(QStringLiteral("statusWorkers"));
+}
+
+void MainWindow::updateWorkers()
+{
+    m_workersQueue->setText(m_workersModel->queueSummary());
+    const auto& evaluators = m_workersModel->activity().evaluators;
+    QStringList parts;
+    for (const EvaluatorActivity& e : evaluators) {
+        const QString name = e.name.empty() ? tr("evaluator") : q(e.name).left(24);
+        parts << (e.retired      ? tr("%1 lost").arg(name)
+                : e.node.empty() ? tr("%1 idle").arg(name)
+                                 : tr("%1: %2").arg(name, q(e.node)));
+    }
+    m_statusWorkers->setText(parts.join(u" | "));
+    m_statusWorkers->setVisible(!parts.isEmpty());
 }
 
 void MainWindow::updateStatus()

@@ -27,6 +27,7 @@ class ChartsPanel;
 class EventLogModel;
 class NodeInspector;
 class NodeTableModel;
+class WorkersModel;
 class TreeGraphView;
 
 // The main window: the intent tree as a graph (centre) and as a sortable table, the inspector of
@@ -68,6 +69,7 @@ private:
     void createStatusBar();
     void updateActions();
     void updateStatus();
+    void updateWorkers(); // the Workers panel's summary and the status bar's evaluators
     void updateHistory();
     void showNodeMenu(const QString& id, const QPoint& at);
     RunOptions runOptions() const;
@@ -97,6 +99,8 @@ private:
     NodeInspector* m_inspector = nullptr;
     ChartsPanel* m_charts = nullptr;
     NodeTableModel* m_tableModel = nullptr;
+    WorkersModel* m_workersModel = nullptr;
+    QLabel* m_workersQueue = nullptr;
     QSortFilterProxyModel* m_tableProxy = nullptr;
     QTableView* m_table = nullptr;
     EventLogModel* m_logModel = nullptr;
@@ -109,7 +113,7 @@ private:
     QLabel* m_historyLabel = nullptr;
     QSpinBox *m_budget = nullptr, *m_k = nullptr;
     QLabel *m_statusRun = nullptr, *m_statusBudget = nullptr, *m_statusTokens = nullptr, *m_statusDollars = nullptr,
-           *m_statusElapsed = nullptr, *m_statusDevice = nullptr;
+           *m_statusElapsed = nullptr, *m_statusDevice = nullptr, *m_statusWorkers = nullptr;
     QAction *m_pause = nullptr, *m_step = nullptr, *m_resume = nullptr, *m_stop = nullptr, *m_continue = nullptr;
     QAction *m_setValue = nullptr, *m_prune = nullptr, *m_restore = nullptr, *m_inject = nullptr,
             *m_editIntent = nullptr, *m_pin = nullptr, *m_evaluate = nullptr, *m_export = nullptr,

@@ -27,6 +27,7 @@
 #include <QTableWidget>
 #include <QToolBar>
 
+#include <gpulist.h>
 #include <searchrun.h>
 
 namespace ks::ui {
@@ -206,6 +207,14 @@ RunOptions MainWindow::runOptions() const
     o.benchSeconds = Settings::get(settings::benchSeconds);
     o.cudaDevice = Settings::get(settings::cudaDevice).toStdString();
     o.python = Settings::get(settings::python).toStdString();
+    std::string gpuError;
+    if (const QString gpus = Settings::get(settings::gpus); !gpus.isEmpty())
+        if (const auto list = parseGpuList(gpus.toStdString(), gpuError))
+            o.gpus = *list; // the Settings dialog refuses a list that does not parse
+    for (const QString& command : Settings::get(settings::workerCommands))
+        o.workerCommands.push_back(command.toStdString());
+    o.localEvaluators = Settings::get(settings::localWorkers);
+    o.lanes = Settings::get(settings::parallel);
     for (const QString& f : Settings::get(settings::extraCompilerFlags).split(u' ', Qt::SkipEmptyParts))
         o.extraFlags.push_back(f.toStdString());
     PriceTable prices = PriceTable::builtIn();

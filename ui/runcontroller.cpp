@@ -44,6 +44,7 @@ void RunController::close()
     if (m_run) { // the journal holds everything: the run can be resumed later from its folder
         m_run->shutdown();
         m_run.reset();
+        emit activityChanged({});
     }
     m_finished = false;
 }
@@ -112,6 +113,7 @@ bool RunController::startRun(std::unique_ptr<SearchRun> run, QString* error)
     });
     connect(engine, &SearchEngine::commandRejected, this, &RunController::commandRejected);
     connect(engine, &SearchEngine::llmText, this, &RunController::llmText);
+    connect(engine, &SearchEngine::activityChanged, this, &RunController::activityChanged);
     for (LlmProvider* p : {m_run->plannerProvider(), m_run->coderProvider()})
         if (auto* manual = dynamic_cast<ManualProvider*>(p))
             connect(manual, &ManualProvider::questionAsked, this, &RunController::manualQuestion);

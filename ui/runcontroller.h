@@ -3,6 +3,7 @@
 #include "steering.h"
 
 #include <llm/manualprovider.h>
+#include <search/engine.h>
 #include <session/sessionconfig.h>
 
 #include <QObject>
@@ -47,6 +48,8 @@ signals:
     void commandRejected(const QString& command, const QString& why);
     void manualQuestion(ks::ManualCall* call); // a manual provider waits for a person's answer
     void llmText(const QString& role, const QString& delta);
+    // What the running search's evaluators and LLM calls do now; an empty activity once it stops.
+    void activityChanged(const ks::EngineActivity& activity);
 
 private:
     bool startRun(std::unique_ptr<SearchRun> run, QString* error);

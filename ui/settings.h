@@ -50,6 +50,13 @@ inline const SettingKey<QString> python {"evaluation/python", {}}; // empty: $KS
 inline const SettingKey<QString> cudaDevice {"evaluation/cudaDevice", {}}; // empty: the first device
 inline const SettingKey<QString> extraCompilerFlags {"evaluation/extraFlags", {}};
 inline const SettingKey<double> benchSeconds {"evaluation/benchSeconds", 1.0};
+// Evaluators of a search (docs/workers.md): local GPUs ("" : the GPU setting alone, "all", "0,2"),
+// evaluators per local device, `ksearch worker` commands (ssh, srun), actions at once (0: one per
+// evaluator).
+inline const SettingKey<QString> gpus {"evaluators/gpus", {}};
+inline const SettingKey<int> localWorkers {"evaluators/perDevice", 1};
+inline const SettingKey<QStringList> workerCommands {"evaluators/workers", {}};
+inline const SettingKey<int> parallel {"evaluators/parallel", 0};
 inline const SettingKey<QString> pricesFile {"llm/pricesFile", {}};
 inline const SettingKey<QByteArray> windowGeometry {"window/geometry", {}};
 inline const SettingKey<QByteArray> windowState {"window/state", {}};

@@ -14,9 +14,13 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QVBoxLayout>
+
+#include <gpulist.h>
 
 namespace ks::ui {
 
@@ -92,6 +96,34 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     evalForm->addRow(tr("Sessions folder"), m_folder);
     tabs->addTab(evaluation, tr("Evaluation"));
 
+    auto* evaluators = new QWidget(tabs);
+    auto* evaluatorsForm = new QFormLayout(evaluators);
+    m_gpus = new QLineEdit(Settings::get(settings::gpus), evaluators);
+    m_gpus->setObjectName(QStringLiteral("gpus"));
+    m_gpus->setPlaceholderText(tr("all, or a list such as 0,1 (empty: the GPU above)"));
+    m_perDevice = new QSpinBox(evaluators);
+    m_perDevice->setObjectName(QStringLiteral("localWorkers"));
+    m_perDevice->setRange(0, 16);
+    m_perDevice->setSpecialValueText(tr("none: only the workers below"));
+    m_perDevice->setValue(Settings::get(settings::localWorkers));
+    m_perDevice->setToolTip(tr("Runs on one device take turns; with two or more, the next candidate compiles "
+                               "while one is timed."));
+    m_workers = new QPlainTextEdit(Settings::get(settings::workerCommands).join(u'\n'), evaluators);
+    m_workers->setObjectName(QStringLiteral("workerCommands"));
+    m_workers->setPlaceholderText(tr("One command per line that starts a `ksearch worker`, e.g.\n"
+                                     "ssh gpu-box ksearch worker\n"
+                                     "srun --partition=gpu --gres=gpu:1 ksearch worker"));
+    m_parallel = new QSpinBox(evaluators);
+    m_parallel->setObjectName(QStringLiteral("parallel"));
+    m_parallel->setRange(0, 64);
+    m_parallel->setSpecialValueText(tr("one per evaluator"));
+    m_parallel->setValue(Settings::get(settings::parallel));
+    evaluatorsForm->addRow(tr("Local GPUs"), m_gpus);
+    evaluatorsForm->addRow(tr("Evaluators per device"), m_perDevice);
+    evaluatorsForm->addRow(tr("Workers"), m_workers);
+    evaluatorsForm->addRow(tr("Actions at once"), m_parallel);
+    tabs->addTab(evaluators, tr("Evaluators"));
+
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(tabs);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
@@ -123,6 +155,26 @@ void SettingsDialog::accept()
             return;
         }
     }
+    if (const QString gpus = m_gpus->text().trimmed(); !gpus.isEmpty()) {
+        std::string error;
+        if (!parseGpuList(gpus.toStdString(), error)) {
+            QMessageBox::warning(this, windowTitle(), tr("Local GPUs: %1").arg(QString::fromStdString(error)));
+            return;
+        }
+    }
+    QStringList workers;
+    for (const QString& line : m_workers->toPlainText().split(u'\n', Qt::SkipEmptyParts))
+        if (!line.trimmed().isEmpty())
+            workers << line.trimmed();
+    if (workers.isEmpty() && m_perDevice->value() == 0) {
+        QMessageBox::warning(
+            this, windowTitle(), tr("Evaluators per device: none, and no worker: nothing would evaluate."));
+        return;
+    }
+    Settings::set(settings::gpus, m_gpus->text().trimmed());
+    Settings::set(settings::localWorkers, m_perDevice->value());
+    Settings::set(settings::workerCommands, workers);
+    Settings::set(settings::parallel, m_parallel->value());
     Settings::setRole(u"planner"_qs, m_planner->config());
     Settings::setRole(u"coder"_qs, m_coder->config());
     Settings::set(settings::cudaDevice, m_device->text().trimmed());

@@ -3,6 +3,8 @@
 #include <QDialog>
 
 class QDoubleSpinBox;
+class QSpinBox;
+class QPlainTextEdit;
 class QLabel;
 class QLineEdit;
 
@@ -25,6 +27,9 @@ private:
     LlmRoleBox *m_planner, *m_coder;
     QLineEdit *m_device, *m_flags, *m_python, *m_prices, *m_folder;
     QDoubleSpinBox* m_benchSeconds;
+    QLineEdit* m_gpus;
+    QSpinBox *m_perDevice, *m_parallel;
+    QPlainTextEdit* m_workers;
 };
 
 } // namespace ks::ui

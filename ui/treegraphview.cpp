@@ -204,6 +204,13 @@ void TreeGraphView::selectNode(const QString& id)
     ensureVisible(item, 40, 40);
 }
 
+TreeGraphView::~TreeGraphView()
+{
+    // QWidget deletes the scene (a child) after this body: its items' removal must not call back
+    // into a view that is half gone.
+    m_scene->disconnect(this);
+}
+
 int TreeGraphView::edgeCount() const
 {
     return m_edgeLayer->edgeCount();

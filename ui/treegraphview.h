@@ -20,6 +20,7 @@ class TreeGraphView : public QGraphicsView
     Q_OBJECT
 public:
     explicit TreeGraphView(const SearchDocument& document, QWidget* parent = nullptr);
+    ~TreeGraphView() override;
 
     void selectNode(const QString& id);
     QString selectedNode() const;

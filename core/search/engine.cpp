@@ -35,12 +35,29 @@ SearchEngine::SearchEngine(EngineSetup setup, SearchState state, QObject* parent
     , m_lanes(m_setup.lanes > 0 ? m_setup.lanes : std::max(1, m_pool->size()))
 {
     qRegisterMetaType<ks::SearchEvent>();
+    qRegisterMetaType<ks::EngineActivity>();
+    m_published.lanes = m_lanes;
+    m_published.evaluators = m_pool->activity();
     connect(m_pool, &EvaluatorPool::evaluated, this, &SearchEngine::recordEvaluation);
 }
 
 SearchEngine::~SearchEngine()
 {
     cancelCalls();
+}
+
+void SearchEngine::publishActivity()
+{
+    EngineActivity a;
+    a.evaluators = m_pool->activity();
+    for (const auto& [node, call] : m_coderCalls)
+        a.coding.push_back(node);
+    a.planner = !m_plannerCall.isNull();
+    a.lanes = m_lanes;
+    if (a == m_published)
+        return;
+    m_published = a;
+    emit activityChanged(a);
 }
 
 void SearchEngine::cancelCalls()
@@ -203,6 +220,7 @@ void SearchEngine::step()
     m_stepScheduled = false;
     if (m_halted)
         return;
+    publishActivity(); // calls that ended since the last step
     applyCommands();
     if (m_halted)
         return;
@@ -275,6 +293,7 @@ void SearchEngine::step()
         break;
     }
     }
+    publishActivity();
     scheduleStep();
 }
 
@@ -288,6 +307,7 @@ void SearchEngine::evaluate(const Step& st)
 void SearchEngine::recordEvaluation(const EvaluationDone& done)
 {
     m_evaluating.erase(done.node);
+    publishActivity();
     const PendingCandidate* c = m_state.candidateOf(done.node);
     if (m_halted || !c)
         return; // halted meanwhile: the candidate stays pending and is evaluated when the run resumes

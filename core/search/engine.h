@@ -27,6 +27,16 @@ namespace ks {
 
 using SearchEvent = std::shared_ptr<const JournalEvent>; // as recorded, immutable
 
+// The work a running search has out: what each evaluator does, the nodes whose program the code
+// policy is writing, whether the world model is thinking. Not journaled: it is the present.
+struct EngineActivity {
+    std::vector<EvaluatorActivity> evaluators;
+    std::vector<std::string> coding;
+    bool planner = false;
+    int lanes = 1;
+    bool operator==(const EngineActivity&) const = default;
+};
+
 // What an engine works with; it owns none of it.
 struct EngineSetup {
     const Task* task = nullptr;
@@ -77,6 +87,8 @@ signals:
     void halted(const QString& error);
     // An evaluator failed and takes no more candidates; the search goes on with the others.
     void evaluatorLost(const QString& name, const QString& why);
+    // The work out changed (a call or an evaluation started or ended).
+    void activityChanged(const ks::EngineActivity& activity);
 
 private:
     void scheduleStep();
@@ -89,6 +101,7 @@ private:
     void evaluate(const Step& step);
     void recordEvaluation(const EvaluationDone& done);
     void cancelCalls();
+    void publishActivity();
     void finishAction(const Step& step);
     // The consequence of an answer already journaled as `exchange`.
     void handlePlannerAnswer(const Step& step, const LlmResult& r, const std::string& exchange);
@@ -112,6 +125,7 @@ private:
     QPointer<LlmCall> m_plannerCall;
     std::map<std::string, QPointer<LlmCall>> m_coderCalls; // by node
     std::set<std::string> m_evaluating; // nodes whose candidate the pool has
+    EngineActivity m_published;
     QElapsedTimer m_clock;
     double m_elapsedAtStart = 0.0;
     bool m_started = false, m_stepScheduled = false, m_halted = false, m_finishedEmitted = false;
@@ -122,3 +136,4 @@ private:
 } // namespace ks
 
 Q_DECLARE_METATYPE(ks::SearchEvent)
+Q_DECLARE_METATYPE(ks::EngineActivity)

@@ -31,6 +31,15 @@ int EvaluatorPool::usable() const
         std::count_if(m_workers.begin(), m_workers.end(), [](const Worker& w) { return !w.retired; }));
 }
 
+std::vector<EvaluatorActivity> EvaluatorPool::activity() const
+{
+    std::vector<EvaluatorActivity> out;
+    for (std::size_t i = 0; i < m_workers.size(); ++i)
+        out.push_back({m_slots[i].name, m_workers[i].node,
+            m_workers[i].retired ? std::optional<std::string>(m_workers[i].why) : std::nullopt});
+    return out;
+}
+
 bool EvaluatorPool::start(const std::string& node, const std::filesystem::path& source)
 {
     const auto it =
@@ -41,6 +50,7 @@ bool EvaluatorPool::start(const std::string& node, const std::filesystem::path& 
     if (it->thread.joinable())
         it->thread.join(); // its last evaluation has been delivered already
     it->busy = true;
+    it->node = node;
     it->thread =
         std::thread([this, slot, node, source, evaluator = m_slots[slot].evaluator, name = m_slots[slot].name] {
             EvaluationDone done {node, name, evaluator->evaluate(source), std::nullopt};
@@ -56,8 +66,11 @@ void EvaluatorPool::finish(int slot, EvaluationDone done)
 {
     Worker& w = m_workers[static_cast<std::size_t>(slot)];
     w.busy = false;
-    if (done.unavailable)
+    w.node.clear();
+    if (done.unavailable) {
         w.retired = true;
+        w.why = *done.unavailable;
+    }
     emit evaluated(done);
 }
 

@@ -30,6 +30,14 @@ struct EvaluationDone {
     std::optional<std::string> unavailable;
 };
 
+// What one evaluator does now (the window's Workers panel, the CLI).
+struct EvaluatorActivity {
+    std::string name;
+    std::string node; // the node whose candidate it evaluates; empty: idle
+    std::optional<std::string> retired; // why it takes no more candidates
+    bool operator==(const EvaluatorActivity&) const = default;
+};
+
 // Runs evaluations on several evaluators at once, each in a thread of its own (evaluate() blocks
 // for seconds to minutes), and reports each result as a queued signal in the thread the pool
 // lives in, so that the engine records results one at a time, in the order they complete.
@@ -45,6 +53,7 @@ public:
     [[nodiscard]] int usable() const; // slots not retired
     [[nodiscard]] int size() const { return static_cast<int>(m_slots.size()); }
     [[nodiscard]] const std::vector<EvaluatorSlot>& evaluators() const { return m_slots; }
+    [[nodiscard]] std::vector<EvaluatorActivity> activity() const;
 
     // Gives `source` to the first idle slot; false when none is idle.
     bool start(const std::string& node, const std::filesystem::path& source);
@@ -57,6 +66,8 @@ private:
         std::thread thread;
         bool busy = false;
         bool retired = false;
+        std::string node; // while busy
+        std::string why; // once retired
     };
     void finish(int slot, EvaluationDone done);
 

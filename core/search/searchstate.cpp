@@ -230,6 +230,7 @@ void SearchState::applyEvaluation(const ev::Evaluation& e)
     a.author = parseAuthor(e.author).value_or(Author::CodePolicy);
     a.evaluated = true;
     a.evaluation = evaluationFromJson(e.evaluation);
+    a.worker = e.worker.value_or("");
     a.round = ++evaluations;
     const auto pending =
         std::find_if(candidates.begin(), candidates.end(), [&](const PendingCandidate& c) { return c.node == e.node; });

@@ -59,7 +59,8 @@ struct Evaluation {
     double totalSeconds = 0.0;
     // The candidate's run, phase by phase (seconds): write_job, runner_startup, calls_untimed
     // (inputs, correctness calls and outputs inside the runner), warmup, timing_loops, runner_exit
-    // (the rest of the process's life), read_results, compare.
+    // (the rest of the process's life), read_results, compare; and device_wait, the time it queued
+    // behind other evaluators of the same device before its runner started.
     std::map<std::string, double> phases;
 };
 

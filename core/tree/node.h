@@ -41,6 +41,7 @@ struct Attempt {
     std::string problem; // why it was not evaluated
     Evaluation evaluation;
     int round = 0; // evaluations done after it (its own included)
+    std::string worker; // the evaluator that ran it, when the search had several
 
     bool passed() const { return evaluated && evaluation.status == Verdict::Passed; }
     double score() const { return passed() ? evaluation.score : 0.0; }

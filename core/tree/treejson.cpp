@@ -27,6 +27,8 @@ json toJson(const Attempt& a)
         j["evaluation"] = toJson(a.evaluation);
     else
         j["problem"] = a.problem;
+    if (!a.worker.empty())
+        j["worker"] = a.worker;
     return j;
 }
 
@@ -42,6 +44,7 @@ Attempt attemptFromJson(const json& j)
     a.evaluated = j.value("evaluated", false);
     a.problem = j.value("problem", std::string());
     a.round = j.value("round", 0);
+    a.worker = j.value("worker", std::string());
     if (a.evaluated && j.contains("evaluation"))
         a.evaluation = evaluationFromJson(j["evaluation"]);
     return a;

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+// One SLURM allocation for a whole search (`ksearch run --slurm PARTITION[,SALLOC OPTIONS]`):
+// salloc reserves it once, without a shell, and each evaluation worker is a job step in it
+// (`srun --jobid=J --ntasks=1 --exact ... ksearch worker`), so the search waits in the queue
+// once, not once per worker, and a step that is preempted or cancelled is started again in the
+// same allocation (WorkerClient restarts a lost worker once). The allocation is cancelled when
+// this object goes.
+class SlurmAllocation
+{
+public:
+    struct Request {
+        std::string spec; // "PARTITION" or "PARTITION,--gres=gpu:1,--time=120"
+        int workers = 1; // tasks in the allocation: one per worker step
+        std::chrono::seconds wait {600}; // for the allocation to be granted
+    };
+    // nullptr with `error` naming the partition and what salloc said.
+    static std::unique_ptr<SlurmAllocation> start(const Request& request, std::string& error);
+    ~SlurmAllocation(); // scancel
+
+    const std::string& jobId() const { return m_jobId; }
+    const std::string& partition() const { return m_partition; }
+    // The shell command that starts one worker as a step of this allocation.
+    std::string workerCommand(const std::string& ksearch) const;
+    int workers() const { return m_workers; }
+
+private:
+    SlurmAllocation() = default;
+    std::string m_jobId, m_partition;
+    std::vector<std::string> m_stepOptions; // options that also apply to each step (--gpus-per-task)
+    int m_workers = 1;
+};
+
+// "debug,--time=60" -> {"debug", {"--time=60"}}; an empty partition is nullopt-like (empty first).
+std::pair<std::string, std::vector<std::string>> parseSlurmSpec(const std::string& spec);
+
+} // namespace ks
