@@ -42,7 +42,7 @@ std::pair<std::string, std::vector<std::string>> parseSlurmSpec(const std::strin
     for (std::string part; std::getline(in, part, ',');)
         if (!part.empty())
             parts.push_back(part);
-    if (parts.empty() || parts.front().rfind("-", 0) == 0)
+    if (parts.empty() || parts.front().rfind('-', 0) == 0)
         return {{}, parts};
     return {parts.front(), {parts.begin() + 1, parts.end()}};
 }

@@ -25,11 +25,11 @@ public:
     static std::unique_ptr<SlurmAllocation> start(const Request& request, std::string& error);
     ~SlurmAllocation(); // scancel
 
-    const std::string& jobId() const { return m_jobId; }
-    const std::string& partition() const { return m_partition; }
+    [[nodiscard]] const std::string& jobId() const { return m_jobId; }
+    [[nodiscard]] const std::string& partition() const { return m_partition; }
     // The shell command that starts one worker as a step of this allocation.
-    std::string workerCommand(const std::string& ksearch) const;
-    int workers() const { return m_workers; }
+    [[nodiscard]] std::string workerCommand(const std::string& ksearch) const;
+    [[nodiscard]] int workers() const { return m_workers; }
 
 private:
     SlurmAllocation() = default;
@@ -38,7 +38,7 @@ private:
     int m_workers = 1;
 };
 
-// "debug,--time=60" -> {"debug", {"--time=60"}}; an empty partition is nullopt-like (empty first).
+// "debug,--time=60" -> {"debug", {"--time=60"}}; no partition first: an empty one.
 std::pair<std::string, std::vector<std::string>> parseSlurmSpec(const std::string& spec);
 
 } // namespace ks

@@ -10,7 +10,10 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 
+#include <atomic>
+#include <fstream>
 #include <slurmallocation.h>
+#include <thread>
 #include <unistd.h>
 #include <workerclient.h>
 
@@ -33,6 +36,7 @@ private slots:
     void unknownPartitionIsNamed();
     void searchRunsInOneAllocation();
     void cancelledStepIsStartedAgain();
+    void stepCancelledMidEvaluationIsRetriedOnce();
     void unknownPartitionForTheAllocation();
 
 private:
@@ -231,6 +235,75 @@ void TestSlurmWorker::cancelledStepIsStartedAgain()
     QTRY_VERIFY_WITH_TIMEOUT(client->exitCode() != -1, 60000); // the step's srun has gone
     const Evaluation again = client->evaluate(file);
     QVERIFY2(again.status == Verdict::Passed, again.log.c_str());
+    QCOMPARE(client->restarts(), 1);
+    QVERIFY(!client->unavailable());
+}
+
+// The step is cancelled while its worker evaluates (a candidate that never returns, under a
+// 3-second limit): the candidate goes to a new step in the same allocation, and one verdict comes
+// back, TIMEOUT, from the second step; nothing is counted twice.
+void TestSlurmWorker::stepCancelledMidEvaluationIsRetriedOnce()
+{
+    std::string error;
+    auto allocation = SlurmAllocation::start({"debug", 1, std::chrono::seconds(60)}, error);
+    QVERIFY2(allocation, error.c_str());
+    worker::WorkerClient::Options o;
+    o.command = allocation->workerCommand((test::binDir() / "ksearch").string());
+    o.task = (m_root / "scale").string();
+    o.taskDigest = m_digest;
+    o.settings.maxSeconds = 0.05;
+    o.settings.timeoutSeconds = 3;
+    o.replyTimeout = std::chrono::seconds(120);
+    auto client = worker::WorkerClient::start(o, error);
+    QVERIFY2(client, error.c_str());
+    const fs::path file = m_root / "endless-step.cpp";
+    test::writeText(file,
+        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) { "
+        "for (volatile int i = 0;; i = i + 1) {} return 0; }\n");
+    Evaluation result;
+    std::atomic<bool> done {false};
+    std::thread evaluation([&] {
+        result = client->evaluate(file);
+        done = true;
+    });
+    // Cancel once this job's worker is busy with the candidate: it has a child (the compiler or
+    // the runner). Other tests' workers and runners may be running too: only this job's count.
+    const std::string job = "SLURM_JOB_ID=" + allocation->jobId();
+    const auto pids = [](const QStringList& args) {
+        QProcess pgrep;
+        pgrep.start(u"pgrep"_qs, args);
+        pgrep.waitForFinished(10000);
+        return QString::fromUtf8(pgrep.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
+    };
+    const auto workerBusy = [&] {
+        for (const QString& pid : pids({u"-f"_qs, u"ksearch worker"_qs})) {
+            std::ifstream variables("/proc/" + pid.toStdString() + "/environ");
+            std::string entry;
+            bool ours = false;
+            while (std::getline(variables, entry, '\0'))
+                ours = ours || entry == job;
+            if (ours && !pids({u"-P"_qs, pid}).isEmpty())
+                return true;
+        }
+        return false;
+    };
+    QElapsedTimer waited;
+    waited.start();
+    bool busy = false;
+    while (!(busy = workerBusy()) && waited.elapsed() < 60000 && !done)
+        QTest::qWait(20);
+    bool cancelled = false;
+    if (busy) {
+        QProcess cancel;
+        cancel.start(u"scancel"_qs, {QString::fromStdString(allocation->jobId() + ".0")});
+        cancelled = cancel.waitForFinished(30000) && cancel.exitCode() == 0;
+    }
+    evaluation.join();
+    QVERIFY2(busy && cancelled,
+        ("the step was not cancelled mid-evaluation; the evaluation gave " + std::string(verdictName(result.status))
+            + ": " + result.log)
+            .c_str());
+    QVERIFY2(result.status == Verdict::Timeout, (std::string(verdictName(result.status)) + ": " + result.log).c_str());
     QCOMPARE(client->restarts(), 1);
     QVERIFY(!client->unavailable());
 }

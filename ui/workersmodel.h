@@ -30,9 +30,9 @@ public:
 
     // The running engine's latest activity; an empty one when no search runs.
     void setActivity(const EngineActivity& activity);
-    const EngineActivity& activity() const { return m_activity; }
+    [[nodiscard]] const EngineActivity& activity() const { return m_activity; }
     // "2 of 3 evaluators busy; waiting for one: n5; being written: n3, n4; world model thinking".
-    QString queueSummary() const;
+    [[nodiscard]] QString queueSummary() const;
 
 private:
     struct Row {
