@@ -1,4 +1,5 @@
 #include "enginefixture.h"
+#include "fakellm.h"
 #include "sequencedrun.h"
 #include "testmain.h"
 #include "testsupport.h"
@@ -32,6 +33,7 @@ private slots:
     void orderOfCompletionsDecidesTheRun();
     void parallelRunResumesAfterEveryEvent_data();
     void parallelRunResumesAfterEveryEvent();
+    void personsProgramsJoinTheQueue();
 
 private:
     struct Sequenced {
@@ -355,6 +357,50 @@ void TestParallelSearch::parallelRunResumesAfterEveryEvent()
         if (e["type"] == "evaluation")
             ++evaluated[e["node"].get<std::string>() + " " + e["program"].get<std::string>()];
     }
+    QCOMPARE(evaluated, written);
+}
+
+// A person's programs arrive while the code policy's candidates wait or are being evaluated (two
+// lanes, two evaluators): each gets a node of its own and one evaluation, nothing waiting is
+// lost or evaluated twice, and the budget holds.
+void TestParallelSearch::personsProgramsJoinTheQueue()
+{
+    m_fixture->setParallel(2);
+    std::string error;
+    auto run = SearchRun::create(
+        m_root / "persons-programs", m_fixture->config(EngineFixture::settings(7, 1)), m_fixture->options(), error);
+    m_fixture->setParallel(-1);
+    QVERIFY2(run, error.c_str());
+    SearchEngine& engine = run->engine();
+    int submitted = 0;
+    QObject::connect(&engine, &SearchEngine::eventRecorded, &engine, [&](const SearchEvent& e) {
+        const auto* candidate = std::get_if<ev::Candidate>(&e->body);
+        if (!candidate || candidate->author != "code_policy" || submitted >= 2)
+            return;
+        ++submitted; // right after the code policy's first two candidates are journaled
+        HumanCommand c;
+        c.kind = HumanCommand::Kind::Evaluate;
+        c.node = "root";
+        c.text = test::scaleKernel(submitted == 1 ? 1 : 4);
+        c.reason = "a person's program " + std::to_string(submitted);
+        engine.submit(c);
+    });
+    const auto o = m_fixture->drive(*run);
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    QCOMPARE(submitted, 2);
+    QCOMPARE(o.state.evaluations, 7);
+    QCOMPARE(countType(o.events, "evaluation"), 7);
+    int persons = 0;
+    std::map<std::string, int> written, evaluated;
+    for (const json& e : o.events) {
+        if (e["type"] == "candidate" && e.contains("program"))
+            ++written[e["node"].get<std::string>() + " " + e["program"].get<std::string>()];
+        if (e["type"] == "evaluation") {
+            ++evaluated[e["node"].get<std::string>() + " " + e["program"].get<std::string>()];
+            persons += e["author"] == "human" ? 1 : 0;
+        }
+    }
+    QCOMPARE(persons, 2);
     QCOMPARE(evaluated, written);
 }
 
