@@ -71,8 +71,6 @@ std::unique_ptr<SlurmAllocation> SlurmAllocation::start(const Request& request, 
     }
     std::unique_ptr<SlurmAllocation> a(new SlurmAllocation);
     a->m_jobId = m[1].str();
-    a->m_partition = partition;
-    a->m_workers = request.workers;
     for (const std::string& o : options) // per-task resources must be asked for by each step too
         if (o.rfind("--gpus-per-task", 0) == 0 || o.rfind("--cpus-per-task", 0) == 0 || o.rfind("--mem-per", 0) == 0)
             a->m_stepOptions.push_back(o);

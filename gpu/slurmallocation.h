@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ks {
@@ -26,16 +27,13 @@ public:
     ~SlurmAllocation(); // scancel
 
     [[nodiscard]] const std::string& jobId() const { return m_jobId; }
-    [[nodiscard]] const std::string& partition() const { return m_partition; }
     // The shell command that starts one worker as a step of this allocation.
     [[nodiscard]] std::string workerCommand(const std::string& ksearch) const;
-    [[nodiscard]] int workers() const { return m_workers; }
 
 private:
     SlurmAllocation() = default;
-    std::string m_jobId, m_partition;
+    std::string m_jobId;
     std::vector<std::string> m_stepOptions; // options that also apply to each step (--gpus-per-task)
-    int m_workers = 1;
 };
 
 // "debug,--time=60" -> {"debug", {"--time=60"}}; no partition first: an empty one.

@@ -41,6 +41,9 @@ private slots:
 
 private:
     std::string srun(const std::string& partition) const;
+    // A worker client for the scale task started by `command` (a short timing loop).
+    worker::WorkerClient::Options workerOptions(const std::string& command) const;
+    static bool cancelStep(const SlurmAllocation& allocation); // scancel JOB.0, the first step
     QProcess* daemon(const QString& program, const QStringList& args, const QString& log);
 
     QTemporaryDir m_dir;
@@ -142,14 +145,27 @@ std::string TestSlurmWorker::srun(const std::string& partition) const
         + " worker";
 }
 
-void TestSlurmWorker::evaluatesInAJobStep()
+worker::WorkerClient::Options TestSlurmWorker::workerOptions(const std::string& command) const
 {
     worker::WorkerClient::Options o;
-    o.command = srun("debug");
+    o.command = command;
     o.task = (m_root / "scale").string();
     o.taskDigest = m_digest;
     o.settings.maxSeconds = 0.05;
     o.replyTimeout = std::chrono::seconds(120);
+    return o;
+}
+
+bool TestSlurmWorker::cancelStep(const SlurmAllocation& allocation)
+{
+    QProcess cancel;
+    cancel.start(u"scancel"_qs, {QString::fromStdString(allocation.jobId() + ".0")});
+    return cancel.waitForFinished(30000) && cancel.exitCode() == 0;
+}
+
+void TestSlurmWorker::evaluatesInAJobStep()
+{
+    const worker::WorkerClient::Options o = workerOptions(srun("debug"));
     std::string error;
     auto client = worker::WorkerClient::start(o, error);
     QVERIFY2(client, error.c_str());
@@ -218,20 +234,13 @@ void TestSlurmWorker::cancelledStepIsStartedAgain()
     std::string error;
     auto allocation = SlurmAllocation::start({"debug", 1, std::chrono::seconds(60)}, error);
     QVERIFY2(allocation, error.c_str());
-    worker::WorkerClient::Options o;
-    o.command = allocation->workerCommand((test::binDir() / "ksearch").string());
-    o.task = (m_root / "scale").string();
-    o.taskDigest = m_digest;
-    o.settings.maxSeconds = 0.05;
-    o.replyTimeout = std::chrono::seconds(120);
+    worker::WorkerClient::Options o = workerOptions(allocation->workerCommand((test::binDir() / "ksearch").string()));
     auto client = worker::WorkerClient::start(o, error);
     QVERIFY2(client, error.c_str());
     const fs::path file = m_root / "honest-step.cpp";
     test::writeText(file, test::scaleKernel(1));
     QCOMPARE(client->evaluate(file).status, Verdict::Passed);
-    QProcess cancel;
-    cancel.start(u"scancel"_qs, {QString::fromStdString(allocation->jobId() + ".0")});
-    QVERIFY(cancel.waitForFinished(30000) && cancel.exitCode() == 0);
+    QVERIFY(cancelStep(*allocation));
     QTRY_VERIFY_WITH_TIMEOUT(client->exitCode() != -1, 60000); // the step's srun has gone
     const Evaluation again = client->evaluate(file);
     QVERIFY2(again.status == Verdict::Passed, again.log.c_str());
@@ -247,13 +256,8 @@ void TestSlurmWorker::stepCancelledMidEvaluationIsRetriedOnce()
     std::string error;
     auto allocation = SlurmAllocation::start({"debug", 1, std::chrono::seconds(60)}, error);
     QVERIFY2(allocation, error.c_str());
-    worker::WorkerClient::Options o;
-    o.command = allocation->workerCommand((test::binDir() / "ksearch").string());
-    o.task = (m_root / "scale").string();
-    o.taskDigest = m_digest;
-    o.settings.maxSeconds = 0.05;
+    worker::WorkerClient::Options o = workerOptions(allocation->workerCommand((test::binDir() / "ksearch").string()));
     o.settings.timeoutSeconds = 3;
-    o.replyTimeout = std::chrono::seconds(120);
     auto client = worker::WorkerClient::start(o, error);
     QVERIFY2(client, error.c_str());
     const fs::path file = m_root / "endless-step.cpp";
@@ -292,12 +296,7 @@ void TestSlurmWorker::stepCancelledMidEvaluationIsRetriedOnce()
     bool busy = false;
     while (!(busy = workerBusy()) && waited.elapsed() < 60000 && !done)
         QTest::qWait(20);
-    bool cancelled = false;
-    if (busy) {
-        QProcess cancel;
-        cancel.start(u"scancel"_qs, {QString::fromStdString(allocation->jobId() + ".0")});
-        cancelled = cancel.waitForFinished(30000) && cancel.exitCode() == 0;
-    }
+    const bool cancelled = busy && cancelStep(*allocation);
     evaluation.join();
     QVERIFY2(busy && cancelled,
         ("the step was not cancelled mid-evaluation; the evaluation gave " + std::string(verdictName(result.status))

@@ -52,7 +52,6 @@ public:
     [[nodiscard]] int idle() const; // slots free to take a candidate now
     [[nodiscard]] int usable() const; // slots not retired
     [[nodiscard]] int size() const { return static_cast<int>(m_slots.size()); }
-    [[nodiscard]] const std::vector<EvaluatorSlot>& evaluators() const { return m_slots; }
     [[nodiscard]] std::vector<EvaluatorActivity> activity() const;
 
     // Gives `source` to the first idle slot; false when none is idle.
