@@ -12,8 +12,10 @@
 #include <QTemporaryDir>
 #include <QTextStream>
 
+#include <chrono>
 #include <cmath>
 #include <evaluator.h>
+#include <thread>
 
 namespace ks::cli {
 
@@ -118,8 +120,15 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         QStringLiteral("hard limit for the candidate's process, seconds"), QStringLiteral("S"));
     const QCommandLineOption keep(
         QStringLiteral("keep"), QStringLiteral("keep the scratch folder (runner jobs, inputs)"));
-    parser.addOptions(
-        {help, task, backend, language, python, workloads, json, repeat, seed, maxSeconds, timeout, keep});
+    const QCommandLineOption gap(QStringLiteral("gap"),
+        QStringLiteral("with --repeat: seconds between repeats, as a search waits for its model (default 0); the next "
+                       "runner starts during them"),
+        QStringLiteral("S"), QStringLiteral("0"));
+    const QCommandLineOption coldRunners(QStringLiteral("cold-runners"),
+        QStringLiteral("start each runner when its candidate is ready instead of ahead (to measure what starting "
+                       "ahead saves)"));
+    parser.addOptions({help, task, backend, language, python, workloads, json, repeat, gap, coldRunners, seed,
+        maxSeconds, timeout, keep});
     if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch eval"), out, err))
         return *done;
     const QStringList pos = parser.positionalArguments();
@@ -159,6 +168,11 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         err << "ksearch eval: --repeat: '" << parser.value(repeat) << "' is not a positive integer\n";
         return exitcode::InvalidInput;
     }
+    const double gapSeconds = parser.value(gap).toDouble(&ok);
+    if (!ok || gapSeconds < 0) {
+        err << "ksearch eval: --gap: '" << parser.value(gap) << "' is not a number of seconds >= 0\n";
+        return exitcode::InvalidInput;
+    }
     const double capSeconds = parser.value(maxSeconds).toDouble(&ok);
     if (!ok || capSeconds <= 0) {
         err << "ksearch eval: --max-seconds: '" << parser.value(maxSeconds) << "' is not a positive number\n";
@@ -183,6 +197,7 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         settings.python = parser.value(python).toStdString();
     settings.workDir = scratch.path().toStdString();
     settings.writeInputFiles = parser.isSet(keep);
+    settings.prestartRunners = !parser.isSet(coldRunners);
     settings.bench.maxSeconds = capSeconds;
     if (parser.isSet(seed))
         settings.seed = parser.value(seed).toULongLong();
@@ -206,6 +221,8 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
 
     std::vector<Evaluation> runs;
     for (int i = 0; i < repeats; ++i) {
+        if (i > 0 && gapSeconds > 0) // the model's turn in a search: outside every evaluation's clock
+            std::this_thread::sleep_for(std::chrono::duration<double>(gapSeconds));
         runs.push_back(evaluator.evaluate(file));
         if (!parser.isSet(json) && repeats > 1)
             err << "run " << (i + 1) << "/" << repeats << ": "

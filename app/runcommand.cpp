@@ -19,6 +19,7 @@
 #include <fstream>
 #include <gpulist.h>
 #include <searchrun.h>
+#include <sshremote.h>
 #include <sstream>
 
 namespace ks::cli {
@@ -59,6 +60,10 @@ struct RunFlags {
         u"evaluate in a worker started by this shell command, e.g. \"ssh gpu-box ksearch worker\"; repeat it for "
         "several (docs/workers.md)"_qs,
         u"CMD"_qs};
+    QCommandLineOption remote {u"remote"_qs,
+        u"evaluate on a GPU server over ssh (your ssh config and agent; $KSEARCH_SSH replaces the ssh command): "
+        "ssh://[user@]host[:port][/path/to/ksearch]; repeat it for several"_qs,
+        u"URL"_qs};
     QCommandLineOption gpus {
         u"gpus"_qs, u"local GPUs, one evaluator each: all, or a list such as 0,2,5"_qs, u"LIST"_qs};
     QCommandLineOption localWorkers {u"local-workers"_qs,
@@ -160,8 +165,8 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     const RunFlags f;
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
         f.seed, f.target, f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed,
-        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.workerTask, f.gpus, f.localWorkers, f.parallel, f.slurm,
-        f.slurmWorkers, f.slurmKsearch});
+        f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.remote, f.workerTask, f.gpus, f.localWorkers,
+        f.parallel, f.slurm, f.slurmWorkers, f.slurmKsearch});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);
@@ -186,6 +191,13 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
         return usage(error);
     for (const QString& command : parser.values(f.worker))
         options.workerCommands.push_back(command.toStdString());
+    for (const QString& url : parser.values(f.remote)) {
+        std::string remoteError;
+        const auto command = sshWorkerCommand(url.toStdString(), defaultSshCommand(), remoteError);
+        if (!command)
+            return usage(u"--remote: "_qs + QString::fromStdString(remoteError));
+        options.workerCommands.push_back(*command);
+    }
     if (parser.isSet(f.gpus)) {
         std::string gpuError;
         const auto gpus = parseGpuList(parser.value(f.gpus).toStdString(), gpuError);
@@ -219,8 +231,8 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     }
     options.python = parser.value(f.python).toStdString();
     options.workerTask = parser.value(f.workerTask).toStdString();
-    if (parser.isSet(f.workerTask) && !parser.isSet(f.worker) && !parser.isSet(f.slurm))
-        return usage(u"--worker-task: needs --worker CMD or --slurm"_qs);
+    if (parser.isSet(f.workerTask) && options.workerCommands.empty() && !parser.isSet(f.slurm))
+        return usage(u"--worker-task: needs --worker CMD, --remote URL or --slurm"_qs);
 
     std::unique_ptr<SearchRun> run;
     std::string runError;
@@ -314,7 +326,9 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
             }
     }
 
-    if (run->evaluators().size() > 1 || !run->unavailableEvaluators().empty()) {
+    // Named when there is more than the one local evaluator: several, a remote one, or some left out.
+    if (run->evaluators().size() > 1 || !run->unavailableEvaluators().empty()
+        || (!run->evaluators().empty() && !run->evaluators().front().name.empty())) {
         QStringList names;
         for (const EvaluatorSlot& e : run->evaluators())
             names << QString::fromStdString(e.name);

@@ -49,12 +49,12 @@ bool isPythonFile(const fs::path& file)
 
 // Runs a job when its device is free; `waited` grows by the time spent queueing for it (another
 // evaluator of the same device was timing).
-RunnerJobResult runOnDevice(const RunnerJob& job, double& waited)
+RunnerJobResult runOnDevice(const RunnerJob& job, double& waited, std::unique_ptr<PrestartedRunner> runner = nullptr)
 {
     const auto queued = std::chrono::steady_clock::now();
     std::lock_guard lock(deviceLock(job));
     waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count();
-    return runRunnerJob(job);
+    return runRunnerJob(job, std::move(runner));
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t0)
@@ -466,12 +466,14 @@ Evaluation Evaluator::evaluate(const fs::path& source)
                 e.log += "no baseline for this backend: the reference is timed as the baseline\n";
         }
     }
+    startNextRunner(); // comes up while the candidate compiles
     const auto compileStart = std::chrono::steady_clock::now();
     const bool python = isPythonLanguage(m_language);
     std::vector<CompileCache::Result> compiled;
     if (python) { // the candidate is parsed, not compiled: never cached (it takes a fraction of a second)
         compiled.reserve(requests.size());
         compiled.push_back(checkPython(requests[0]));
+        startNextRunner(); // the first time, the Python runtime is ready only now
         for (auto& r : m_cache.compileAll({requests.begin() + 1, requests.end()}))
             compiled.push_back(std::move(r));
     } else {
@@ -517,8 +519,9 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     const auto runStart = std::chrono::steady_clock::now();
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     double waited = 0.0;
-    const RunnerJobResult run = runOnDevice(job, waited);
+    const RunnerJobResult run = runOnDevice(job, waited, std::move(m_nextRunner));
     e.candidateSeconds = secondsSince(runStart);
+    startNextRunner(); // comes up while this one is judged and the next is written
     if (run.environment.copyBandwidthGBs > 0)
         e.copyBandwidthGBs = run.environment.copyBandwidthGBs;
     if (!run.environment.device.empty())
@@ -551,6 +554,17 @@ std::optional<fs::path> Evaluator::baselineSource() const
         if (file)
             return file;
     return std::nullopt;
+}
+
+void Evaluator::startNextRunner()
+{
+    const bool python = isPythonLanguage(m_language);
+    if (m_nextRunner || !m_settings.prestartRunners || (python && m_python.script.empty()))
+        return;
+    RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt};
+    if (python)
+        kind.python = m_python;
+    m_nextRunner = std::make_unique<PrestartedRunner>(std::move(kind));
 }
 
 bool Evaluator::needsPython() const

@@ -48,6 +48,10 @@ struct EvaluatorSettings {
     std::string python = defaultPythonInterpreter(); // runs python and triton candidates
     // Evaluators of the same task, backend and device only; null: this evaluator prepares alone.
     std::shared_ptr<SharedPreparation> preparation;
+    // Start each candidate's runner ahead (while the candidate compiles, after the previous one
+    // ran): its exec, imports and device context leave the candidate's clock. It holds a device
+    // context while it waits. false: each runner starts when its candidate is ready.
+    bool prestartRunners = true;
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the
@@ -88,6 +92,8 @@ private:
     // Writes the Python runner and asks the interpreter what it has, once; the problem if any.
     std::optional<std::string> preparePython();
     void judge(Evaluation& e, const RunnerJobResult& run) const;
+    // The runner the next candidate will use, started now unless it runs or is disabled.
+    void startNextRunner();
     bool adoptPreparation(); // the shared preparation's state, once someone made it
     void publishPreparation();
 
@@ -106,6 +112,7 @@ private:
     double m_copyBandwidthGBs = 0.0;
     std::string m_device;
     int m_jobCounter = 0;
+    std::unique_ptr<PrestartedRunner> m_nextRunner;
 };
 
 // Geometric mean of positive values (0 when any is not positive).

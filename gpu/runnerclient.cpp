@@ -154,7 +154,12 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
 
 } // namespace
 
-RunnerJobResult runRunnerJob(const RunnerJob& job)
+RunnerKind runnerKind(const RunnerJob& job)
+{
+    return {job.backend, job.cudaVisibleDevices, job.python};
+}
+
+RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner)
 {
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [](std::chrono::steady_clock::time_point t) {
@@ -184,22 +189,12 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
     fs::remove(job.jobDir / "result.jsonl", ec);
 
     result.writeSeconds = since(t0);
-    SubprocessRequest sub;
-    sub.argv = {runnerPath().string(), "--job", job.jobDir.string()};
-    sub.environment = scrubbedEnvironment();
-    if (job.python) {
-        sub.argv = {job.python->interpreter, job.python->script.string(), "--job", job.jobDir.string()};
-        sub.environment["TRITON_CACHE_DIR"] = job.python->tritonCache.string();
-        sub.environment["PYTHONDONTWRITEBYTECODE"] = "1";
-    }
-    if (!job.cudaVisibleDevices.empty())
-        sub.environment["CUDA_VISIBLE_DEVICES"] = job.cudaVisibleDevices;
-    sub.timeout = job.timeout;
     std::sort(fds.begin(), fds.end());
     fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
-    sub.inheritedFds = fds;
+    if (!runner || !(runner->kind() == runnerKind(job)))
+        runner = std::make_unique<PrestartedRunner>(runnerKind(job));
     const auto t1 = std::chrono::steady_clock::now();
-    result.process = runSubprocess(sub);
+    result.process = runner->run(job.jobDir, fds, job.timeout);
     result.processSeconds = since(t1);
     const auto t2 = std::chrono::steady_clock::now();
 
@@ -219,7 +214,11 @@ RunnerJobResult runRunnerJob(const RunnerJob& job)
         if (end.status == ksr::status::kEnvironment) {
             const ksr::EnvironmentLine env = ksr::environmentFromJson(*j);
             result.environment = {env.networkIsolated, env.device, env.l2Bytes, env.copyBandwidthGBs};
-            result.startupSeconds = env.startupSeconds;
+            // What the job waited for its runner: nothing when it was ready before the handoff.
+            const double handedOver = std::chrono::duration<double>(runner->handedOverAt().time_since_epoch()).count();
+            result.startupSeconds = env.readyMonotonicSeconds > 0
+                ? std::max(0.0, env.readyMonotonicSeconds - handedOver)
+                : env.startupSeconds;
             continue;
         }
         if (end.status == ksr::status::kLoadError) {

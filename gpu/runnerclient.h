@@ -1,6 +1,7 @@
 #pragma once
 
 #include "compiler.h"
+#include "prestartedrunner.h"
 #include "pythonruntime.h"
 #include "runner/protocol.h"
 #include "sharedmemory.h"
@@ -91,7 +92,8 @@ struct RunnerEnvironment {
 struct RunnerJobResult {
     SubprocessResult process;
     // Where the time went, in seconds: writing the job (and new input files), the runner process
-    // from start to exit, its start-up up to a ready backend, and reading its results back.
+    // from the handoff to its exit, what of its start-up the job waited for (none when the runner
+    // was ready before), and reading its results back.
     double writeSeconds = 0.0, processSeconds = 0.0, startupSeconds = 0.0, readSeconds = 0.0;
     std::string loadError; // the library could not be loaded or lacks ks_run
     RunnerEnvironment environment;
@@ -103,9 +105,13 @@ std::string runnerStatusName(RunnerCallOutcome::Status s);
 // The ksearch-runner executable: $KSEARCH_RUNNER, else the one next to this executable.
 std::filesystem::path runnerPath();
 
-// Writes the job, runs a fresh ksearch-runner on it with a scrubbed environment and a hard time
-// limit, and reads back what each call produced. A crash or a hang becomes the outcome of the
+// The runner process a job needs.
+RunnerKind runnerKind(const RunnerJob& job);
+
+// Writes the job, hands it to a fresh runner (`runner` when it was started ahead for a job of
+// this kind, else one started now) with a scrubbed environment and a hard time limit from the
+// handoff, and reads back what each call produced. A crash or a hang becomes the outcome of the
 // call that was running; calls after it are NotRun.
-RunnerJobResult runRunnerJob(const RunnerJob& job);
+RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner = nullptr);
 
 } // namespace ks

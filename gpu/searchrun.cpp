@@ -178,7 +178,8 @@ bool SearchRun::buildEvaluators(const RunOptions& options, const EvaluatorSettin
         m_slots.push_back({command, m_workers.back().get()});
     }
     if (m_slots.empty()) {
-        error = m_unavailable.empty() ? "no evaluator: --local-workers 0 needs --worker CMD" : m_unavailable.front();
+        error = m_unavailable.empty() ? "no evaluator: --local-workers 0 needs --worker CMD or --remote URL"
+                                      : m_unavailable.front();
         for (std::size_t i = 1; i < m_unavailable.size(); ++i)
             error += "\n" + m_unavailable[i];
         return false;

@@ -75,17 +75,21 @@ std::map<std::string, std::string> scrubbedEnvironment()
     return env;
 }
 
-SubprocessResult runSubprocess(const SubprocessRequest& request)
+ChildProcess::ChildProcess(const SubprocessRequest& request)
+    : m_program(request.argv.empty() ? std::string() : request.argv.front())
+    , m_maxCapturedBytes(request.maxCapturedBytes)
 {
-    SubprocessResult result;
     if (request.argv.empty()) {
-        result.error = "no program given";
-        return result;
+        m_result.error = "no program given";
+        return;
     }
     int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, execPipe[2] = {-1, -1};
     if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0 || ::pipe2(execPipe, O_CLOEXEC) != 0) {
-        result.error = std::string("pipe: ") + std::strerror(errno);
-        return result;
+        m_result.error = std::string("pipe: ") + std::strerror(errno);
+        for (int* p : {outPipe, errPipe, execPipe})
+            for (int k = 0; k < 2; ++k)
+                closeQuietly(p[k]);
+        return;
     }
     // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
     std::vector<std::string> envStrings;
@@ -99,15 +103,15 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
     for (auto& s : args)
         argv.push_back(s.data());
     argv.push_back(nullptr);
-    std::string path = "/usr/bin:/bin";
-    if (const auto it = request.environment.find("PATH"); it != request.environment.end())
-        path = it->second;
 
-    const auto start = std::chrono::steady_clock::now();
+    m_start = std::chrono::steady_clock::now();
     const pid_t pid = ::fork();
     if (pid < 0) {
-        result.error = std::string("fork: ") + std::strerror(errno);
-        return result;
+        m_result.error = std::string("fork: ") + std::strerror(errno);
+        for (int* p : {outPipe, errPipe, execPipe})
+            for (int k = 0; k < 2; ++k)
+                closeQuietly(p[k]);
+        return;
     }
     if (pid == 0) {
         ::setpgid(0, 0);
@@ -138,16 +142,36 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
         closeQuietly(outPipe[0]);
         closeQuietly(errPipe[0]);
         ::close(execPipe[0]);
-        result.error = request.argv[0] + ": " + std::strerror(execErrno);
-        return result;
+        m_result.error = m_program + ": " + std::strerror(execErrno);
+        return;
     }
     ::close(execPipe[0]);
-    result.started = true;
+    m_pid = pid;
+    m_out = outPipe[0];
+    m_err = errPipe[0];
+    m_result.started = true;
+}
 
-    std::array<int*, 2> fds {&outPipe[0], &errPipe[0]};
+ChildProcess::~ChildProcess()
+{
+    if (m_pid > 0 && !m_finished) {
+        ::kill(-m_pid, SIGKILL);
+        ::waitpid(m_pid, nullptr, 0);
+    }
+    closeQuietly(m_out);
+    closeQuietly(m_err);
+}
+
+SubprocessResult ChildProcess::finish(std::chrono::steady_clock::time_point deadline)
+{
+    if (!m_result.started || m_finished)
+        return m_result;
+    m_finished = true;
+    SubprocessResult& result = m_result;
+    const pid_t pid = m_pid;
+    std::array<int*, 2> fds {&m_out, &m_err};
     std::array<std::string*, 2> sinks {&result.out, &result.err};
-    const auto deadline = start + request.timeout;
-    while (outPipe[0] >= 0 || errPipe[0] >= 0) {
+    while (m_out >= 0 || m_err >= 0) {
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {
             result.timedOut = true;
@@ -174,9 +198,9 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
             const int i = which[k];
             if (got <= 0) {
                 closeQuietly(*fds[i]);
-            } else if (sinks[i]->size() < request.maxCapturedBytes) {
-                sinks[i]->append(buf,
-                    std::min<std::size_t>(static_cast<std::size_t>(got), request.maxCapturedBytes - sinks[i]->size()));
+            } else if (sinks[i]->size() < m_maxCapturedBytes) {
+                sinks[i]->append(
+                    buf, std::min<std::size_t>(static_cast<std::size_t>(got), m_maxCapturedBytes - sinks[i]->size()));
             }
         }
     }
@@ -201,9 +225,9 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
         }
         ::kill(-pid, SIGKILL); // reap any leftover children of the group
     }
-    closeQuietly(outPipe[0]);
-    closeQuietly(errPipe[0]);
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    closeQuietly(m_out);
+    closeQuietly(m_err);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
     result.maxRssKiB = usage.ru_maxrss;
     if (!result.timedOut) {
         if (WIFEXITED(status))
@@ -212,6 +236,12 @@ SubprocessResult runSubprocess(const SubprocessRequest& request)
             result.signal = WTERMSIG(status);
     }
     return result;
+}
+
+SubprocessResult runSubprocess(const SubprocessRequest& request)
+{
+    ChildProcess child(request);
+    return child.finish(std::chrono::steady_clock::now() + request.timeout);
 }
 
 } // namespace ks

@@ -31,6 +31,35 @@ struct SubprocessResult {
     std::string describeExit() const; // "exit code 1", "killed by SIGSEGV", "timed out after 5.0 s"
 };
 
+// A program started in a new process group, its output captured once finish() runs. For a child
+// that is started ahead and given its work later (a runner waiting for its job): nobody reads its
+// pipes before finish(), so it must stay quiet until then. Destroying an unfinished one kills
+// the group.
+class ChildProcess
+{
+public:
+    explicit ChildProcess(const SubprocessRequest& request); // the request's timeout is not used
+    ~ChildProcess();
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    bool started() const { return m_result.started; }
+    const std::string& error() const { return m_result.error; }
+    std::chrono::steady_clock::time_point startTime() const { return m_start; }
+
+    // Captures stdout and stderr until the program exits or the deadline passes, then kills the
+    // group (the program and anything it forked) with SIGKILL. Returns the same result when called again.
+    SubprocessResult finish(std::chrono::steady_clock::time_point deadline);
+
+private:
+    std::string m_program;
+    std::size_t m_maxCapturedBytes;
+    std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+    int m_pid = -1, m_out = -1, m_err = -1;
+    bool m_finished = false;
+    SubprocessResult m_result;
+};
+
 // Runs a program in a new process group with a hard wall-clock limit; on timeout the whole group
 // (the program and anything it forked) is killed with SIGKILL. Blocking: call it off the GUI thread.
 SubprocessResult runSubprocess(const SubprocessRequest& request);

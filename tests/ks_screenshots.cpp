@@ -20,6 +20,7 @@
 #include <newsearchdialog.h>
 #include <nodeinspector.h>
 #include <settings.h>
+#include <settingsdialog.h>
 
 using namespace ks;
 
@@ -77,6 +78,27 @@ bool workersShot(ui::MainWindow& window, const QString& out)
 
 } // namespace
 
+// Settings, Evaluators tab: local GPUs, a remote worker by ssh address, a SLURM allocation.
+bool settingsShot(QWidget& window, const QString& out)
+{
+    ui::Settings::set(ui::settings::gpus, QStringLiteral("0,1"));
+    ui::Settings::set(ui::settings::localWorkers, 2);
+    ui::Settings::set(ui::settings::workerCommands,
+        QStringList {QStringLiteral("ssh://alice@gpu-box:2222/opt/ksearch/bin/ksearch"),
+            QStringLiteral("ssh h100-node ksearch worker")});
+    ui::Settings::set(ui::settings::slurm, QStringLiteral("gpu,--gpus-per-task=1,--time=240"));
+    ui::Settings::set(ui::settings::slurmWorkers, 4);
+    ui::SettingsDialog dialog(&window);
+    auto* tabs = dialog.findChild<QTabWidget*>();
+    if (!tabs)
+        return false;
+    tabs->setCurrentIndex(tabs->count() - 1);
+    dialog.resize(760, dialog.sizeHint().height());
+    dialog.show();
+    settle(600);
+    return grab(&dialog, out + u"/settings-evaluators.png");
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -94,6 +116,8 @@ int main(int argc, char** argv)
     const QLatin1String mode(argc > 2 ? argv[2] : "");
     if (mode == QLatin1String("--workers-only"))
         return workersShot(window, out) ? 0 : 1;
+    if (mode == QLatin1String("--settings-only"))
+        return settingsShot(window, out) ? 0 : 1;
     // The New Search dialog with one of the paper's tasks chosen: the task list and its details.
     {
         ui::NewSearchDialog dialog(&window);

@@ -318,7 +318,7 @@ void TestRunCommand::parallelFlagsAreChecked_data()
     QTest::newRow("--local-workers -1") << QStringList {u"--local-workers"_qs, u"-1"_qs}
                                         << u"--local-workers: '-1' is not a number >= 0"_qs;
     QTest::newRow("no evaluator") << QStringList {u"--local-workers"_qs, u"0"_qs}
-                                  << u"no evaluator: --local-workers 0 needs --worker CMD"_qs;
+                                  << u"no evaluator: --local-workers 0 needs --worker CMD or --remote URL"_qs;
 }
 
 void TestRunCommand::parallelFlagsAreChecked()

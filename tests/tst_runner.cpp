@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 static const char* kPrologue = "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n";
+static const char* kHonest = "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {"
+                             " for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }";
 
 class TestRunner : public QObject
 {
@@ -28,11 +30,16 @@ private slots:
     void crashStopsOnlyTheRestOfTheJob();
     void sharedInputsCannotBeRewritten();
     void unwrittenOutputsAreNotJudged();
+    void runnerStartedAheadWaitsForItsJob();
+    void manyBuffersTakeSeveralHandoffMessages();
+    void candidateSeesNoHandoffSocket();
 
 private:
     CompileResult build(const std::string& name, const std::string& body);
     RunnerJob job(const fs::path& library, int calls, std::chrono::milliseconds timeout = 20s);
     HostTensor expected(const RunnerCall& call) const;
+    // Every call ran and wrote y = alpha * x; what went wrong is logged.
+    bool allCallsCorrect(const RunnerJob& j, const RunnerJobResult& r) const;
 
     QTemporaryDir m_dir;
     Definition m_def;
@@ -91,6 +98,22 @@ HostTensor TestRunner::expected(const RunnerCall& call) const
     for (std::size_t i = 0; i < 1000; ++i)
         y.set(i, call.inputs[0].view().at(i) * call.inputs[1].view().at(0));
     return y;
+}
+
+bool TestRunner::allCallsCorrect(const RunnerJob& j, const RunnerJobResult& r) const
+{
+    for (std::size_t c = 0; c < j.calls.size(); ++c) {
+        if (r.calls[c].status != RunnerCallOutcome::Status::Ok) {
+            qWarning("call %zu: %s (%s; %s)", c, runnerStatusName(r.calls[c].status).c_str(),
+                r.process.describeExit().c_str(), r.process.err.c_str());
+            return false;
+        }
+        if (!compareOutput(r.calls[c].outputs[0].view(), expected(j.calls[c]).view(), {1e-6, 1e-6, 1.0}).passed) {
+            qWarning("call %zu: wrong output", c);
+            return false;
+        }
+    }
+    return true;
 }
 
 void TestRunner::kernels_data()
@@ -231,11 +254,14 @@ void TestRunner::unwrittenOutputsAreNotJudged()
     QCOMPARE(honest.calls[1].status, RunnerCallOutcome::Status::Ok);
     QVERIFY(compareOutput(honest.calls[1].outputs[0].view(), expected(j.calls[1]).view(), {1e-6, 1e-6, 1.0}).passed);
 
-    const fs::path liar = fs::path(m_dir.path().toStdString()) / "liar.sh";
+    // Takes its job from the handoff socket as a runner does, then only claims success.
+    const fs::path liar = fs::path(m_dir.path().toStdString()) / "liar.py";
     test::writeText(liar,
-        "#!/bin/sh\nfor id in call0 call1; do printf '{\"status\":\"ok\",\"id\":\"%s\"}\\n' $id >> "
-        "\"$2/result.jsonl\"; "
-        "done\n");
+        "#!/usr/bin/env python3\nimport json, os, socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(sys.argv[4]))\n"
+        "while True:\n    m = json.loads(socket.recv_fds(s, 16384, 253)[0])\n    if m['last']: break\n"
+        "with open(os.path.join(m['job'], 'result.jsonl'), 'a') as f:\n"
+        "    for i in ('call0', 'call1'): f.write(json.dumps({'status': 'ok', 'id': i}) + '\\n')\n");
     fs::permissions(liar, fs::perms::owner_all);
     qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(liar.string()));
     const RunnerJobResult lie = runRunnerJob(j);
@@ -245,6 +271,60 @@ void TestRunner::unwrittenOutputsAreNotJudged()
         QCOMPARE(c.status, RunnerCallOutcome::Status::HarnessError);
         QVERIFY2(c.message.find("not written") != std::string::npos, c.message.c_str());
     }
+}
+
+void TestRunner::runnerStartedAheadWaitsForItsJob()
+{
+    const CompileResult lib = build("ahead", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2);
+    auto ahead = std::make_unique<PrestartedRunner>(runnerKind(j));
+    QVERIFY(ahead->waitUntilReady(20s));
+    const RunnerJobResult warm = runRunnerJob(j, std::move(ahead));
+    QVERIFY(allCallsCorrect(j, warm));
+    // Ready before the handoff: the job waited for none of its start-up.
+    QCOMPARE(warm.startupSeconds, 0.0);
+
+    // A runner that needs a second to come up (a shell that waits, then becomes the runner),
+    // handed its job at once: the job waits for most of that second, and the figure says so.
+    const fs::path slow = fs::path(m_dir.path().toStdString()) / "slow-runner.sh";
+    test::writeText(slow, "#!/bin/sh\nsleep 1\nexec '" + runnerPath().string() + "' \"$@\"\n");
+    fs::permissions(slow, fs::perms::owner_all);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(slow.string()));
+    const RunnerJobResult cold = runRunnerJob(j);
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY(allCallsCorrect(j, cold));
+    QVERIFY2(cold.startupSeconds > 0.5, std::to_string(cold.startupSeconds).c_str());
+}
+
+void TestRunner::manyBuffersTakeSeveralHandoffMessages()
+{
+    // 120 calls of two inputs and one output each: 360 descriptors, two handoff messages.
+    const CompileResult lib = build("many", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 120);
+    const RunnerJobResult r = runRunnerJob(j);
+    QVERIFY(allCallsCorrect(j, r));
+}
+
+void TestRunner::candidateSeesNoHandoffSocket()
+{
+    // The socket that brought the job is closed before the candidate is loaded: nothing the
+    // candidate does can reach ksearch through it. It returns 9 when it finds any socket open.
+    const CompileResult lib = build("sockets",
+        "#include <dirent.h>\n#include <string>\n#include <unistd.h>\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {"
+        " DIR* d = opendir(\"/proc/self/fd\"); if (!d) return 8; int found = 0;"
+        " while (dirent* e = readdir(d)) { char target[256] = {}; std::string p = std::string(\"/proc/self/fd/\") + "
+        "e->d_name;"
+        "  if (readlink(p.c_str(), target, sizeof target - 1) > 0 && std::string(target).rfind(\"socket:\", 0) == 0) "
+        "found = 1; }"
+        " closedir(d); if (found) return 9;"
+        " for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }");
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJobResult r = runRunnerJob(job(lib.library, 1));
+    QCOMPARE(r.calls[0].returnCode, 0);
+    QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::Ok);
 }
 
 KS_TEST_MAIN_CORE(TestRunner)

@@ -44,6 +44,7 @@ private slots:
     void malformedJobsNameTheField_data();
     void malformedJobsNameTheField();
     void resultLinesRoundTrip();
+    void handoffMessagesRoundTrip();
 };
 
 void TestRunnerProtocol::jobRoundTrip()
@@ -128,7 +129,7 @@ void TestRunnerProtocol::malformedJobsNameTheField()
 
 void TestRunnerProtocol::resultLinesRoundTrip()
 {
-    EnvironmentLine env {true, 0.21, "NVIDIA H200", 62914560, 4143.0};
+    EnvironmentLine env {true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0};
     const EnvironmentLine envBack = environmentFromJson(toJson(env));
     QVERIFY2(toJson(envBack) == toJson(env), toJson(envBack).dump().c_str());
     QCOMPARE(toJson(env)["status"].get<std::string>(), std::string(status::kEnvironment));
@@ -155,6 +156,18 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     QVERIFY(back.bench && back.bench->samplesMicros.size() == 3 && !back.bench->inputsUnchanged);
     QVERIFY(!line.contains("message")); // written only when there is one
     QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));
+}
+
+void TestRunnerProtocol::handoffMessagesRoundTrip()
+{
+    const HandoffMessage m {"/tmp/search/candidate-3", {5, 9, 11}, false};
+    const HandoffMessage back = handoffFromJson(toJson(m));
+    QCOMPARE(back.jobDir, m.jobDir);
+    QCOMPARE(back.fds, m.fds);
+    QCOMPARE(back.last, false);
+    nlohmann::json noLast = toJson(m);
+    noLast.erase("last");
+    QVERIFY_THROWS_EXCEPTION(nlohmann::json::exception, handoffFromJson(noLast));
 }
 
 KS_TEST_MAIN_CORE(TestRunnerProtocol)

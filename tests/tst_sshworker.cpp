@@ -30,6 +30,7 @@ private slots:
     void cleanupTestCase();
     void evaluatesOverSsh();
     void searchRunsOverSsh();
+    void searchRunsOverRemoteAddress();
     void sshFailuresAreExplained_data();
     void sshFailuresAreExplained();
 
@@ -157,6 +158,35 @@ void TestSshWorker::searchRunsOverSsh()
         300000);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
     QVERIFY2(r.out.contains(u"Evaluations: 3 of 3"), qPrintable(r.out));
+}
+
+void TestSshWorker::searchRunsOverRemoteAddress()
+{
+    // --remote ssh://user@host:port/path: the command is made by ksearch; the key and host-key
+    // settings come the way a user's would, here through $KSEARCH_SSH.
+    const QString user = QString::fromLocal8Bit(getpwuid(getuid())->pw_name);
+    const QString url = u"ssh://"_qs + user + u"@127.0.0.1:"_qs + QString::number(m_port)
+        + QString::fromStdString((test::binDir() / "ksearch").string());
+    const QString ssh = u"KSEARCH_SSH=ssh -i "_qs + m_dir.path()
+        + u"/user_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"_qs;
+    const QString task = QString::fromStdString((m_root / "scale").string());
+    const auto r = test::runProgram(u"ksearch"_qs,
+        {u"run"_qs, u"--task"_qs, task, u"--session"_qs, m_dir.path() + u"/remote-session"_qs, u"--backend"_qs,
+            u"host"_qs, u"--budget"_qs, u"3"_qs, u"--bench-seconds"_qs, u"0.03"_qs, u"--provider"_qs, u"command"_qs,
+            u"--command"_qs, test::fakeLlmCommand(), u"--model"_qs, u"scripted"_qs, u"--remote"_qs, url,
+            u"--worker-task"_qs, task},
+        300000, {ssh});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.out.contains(u"Evaluations: 3 of 3"), qPrintable(r.out));
+    QVERIFY2(
+        r.err.contains(u"-o BatchMode=yes -p "_qs + QString::number(m_port)), qPrintable(r.err)); // the evaluator named
+
+    const auto bad = test::runProgram(u"ksearch"_qs,
+        {u"run"_qs, u"--task"_qs, task, u"--session"_qs, m_dir.path() + u"/bad-session"_qs, u"--provider"_qs,
+            u"command"_qs, u"--command"_qs, test::fakeLlmCommand(), u"--model"_qs, u"scripted"_qs, u"--remote"_qs,
+            u"ssh://127.0.0.1:70000"_qs});
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains(u"--remote: 'ssh://127.0.0.1:70000': the port '70000'"), qPrintable(bad.err));
 }
 
 void TestSshWorker::sshFailuresAreExplained_data()

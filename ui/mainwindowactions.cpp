@@ -29,6 +29,7 @@
 
 #include <gpulist.h>
 #include <searchrun.h>
+#include <sshremote.h>
 
 namespace ks::ui {
 
@@ -211,8 +212,19 @@ RunOptions MainWindow::runOptions() const
     if (const QString gpus = Settings::get(settings::gpus); !gpus.isEmpty())
         if (const auto list = parseGpuList(gpus.toStdString(), gpuError))
             o.gpus = *list; // the Settings dialog refuses a list that does not parse
-    for (const QString& command : Settings::get(settings::workerCommands))
-        o.workerCommands.push_back(command.toStdString());
+    for (const QString& worker : Settings::get(settings::workerCommands)) {
+        std::string error; // the Settings dialog refuses an ssh:// address that does not parse
+        const auto command = worker.startsWith(u"ssh://")
+            ? sshWorkerCommand(worker.toStdString(), defaultSshCommand(), error)
+            : std::optional<std::string>(worker.toStdString());
+        if (command)
+            o.workerCommands.push_back(*command);
+    }
+    o.slurm = Settings::get(settings::slurm).toStdString();
+    o.slurmWorkers = Settings::get(settings::slurmWorkers);
+    o.slurmKsearch = Settings::get(settings::slurmKsearch).isEmpty()
+        ? QCoreApplication::applicationFilePath().toStdString()
+        : Settings::get(settings::slurmKsearch).toStdString();
     o.localEvaluators = Settings::get(settings::localWorkers);
     o.lanes = Settings::get(settings::parallel);
     for (const QString& f : Settings::get(settings::extraCompilerFlags).split(u' ', Qt::SkipEmptyParts))

@@ -51,12 +51,16 @@ inline const SettingKey<QString> cudaDevice {"evaluation/cudaDevice", {}}; // em
 inline const SettingKey<QString> extraCompilerFlags {"evaluation/extraFlags", {}};
 inline const SettingKey<double> benchSeconds {"evaluation/benchSeconds", 1.0};
 // Evaluators of a search (docs/workers.md): local GPUs ("" : the GPU setting alone, "all", "0,2"),
-// evaluators per local device, `ksearch worker` commands (ssh, srun), actions at once (0: one per
-// evaluator).
+// evaluators per local device, workers (each a `ksearch worker` command, or an ssh:// address as
+// --remote takes it), a SLURM allocation (PARTITION[,SALLOC OPTIONS]; empty: none) with its worker
+// steps and the ksearch its nodes run (empty: this one's path), actions at once (0: one per evaluator).
 inline const SettingKey<QString> gpus {"evaluators/gpus", {}};
 inline const SettingKey<int> localWorkers {"evaluators/perDevice", 1};
 inline const SettingKey<QStringList> workerCommands {"evaluators/workers", {}};
 inline const SettingKey<int> parallel {"evaluators/parallel", 0};
+inline const SettingKey<QString> slurm {"evaluators/slurm", {}};
+inline const SettingKey<int> slurmWorkers {"evaluators/slurmWorkers", 1};
+inline const SettingKey<QString> slurmKsearch {"evaluators/slurmKsearch", {}};
 inline const SettingKey<QString> pricesFile {"llm/pricesFile", {}};
 inline const SettingKey<QByteArray> windowGeometry {"window/geometry", {}};
 inline const SettingKey<QByteArray> windowState {"window/state", {}};

@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include <gpulist.h>
+#include <sshremote.h>
 
 namespace ks::ui {
 
@@ -110,9 +111,20 @@ SettingsDialog::SettingsDialog(QWidget* parent)
                                "while one is timed."));
     m_workers = new QPlainTextEdit(Settings::get(settings::workerCommands).join(u'\n'), evaluators);
     m_workers->setObjectName(QStringLiteral("workerCommands"));
-    m_workers->setPlaceholderText(tr("One command per line that starts a `ksearch worker`, e.g.\n"
-                                     "ssh gpu-box ksearch worker\n"
+    m_workers->setPlaceholderText(tr("One per line: an ssh address, or a command that starts a `ksearch worker`, e.g.\n"
+                                     "ssh://alice@gpu-box/opt/ksearch/bin/ksearch\n"
                                      "srun --partition=gpu --gres=gpu:1 ksearch worker"));
+    m_slurm = new QLineEdit(Settings::get(settings::slurm), evaluators);
+    m_slurm->setObjectName(QStringLiteral("slurm"));
+    m_slurm->setPlaceholderText(tr("PARTITION[,SALLOC OPTIONS], e.g. gpu,--gpus-per-task=1 (empty: no cluster)"));
+    m_slurmWorkers = new QSpinBox(evaluators);
+    m_slurmWorkers->setObjectName(QStringLiteral("slurmWorkers"));
+    m_slurmWorkers->setRange(1, 256);
+    m_slurmWorkers->setValue(Settings::get(settings::slurmWorkers));
+    m_slurmWorkers->setToolTip(tr("Job steps in the search's one allocation, a worker each"));
+    m_slurmKsearch = new QLineEdit(Settings::get(settings::slurmKsearch), evaluators);
+    m_slurmKsearch->setObjectName(QStringLiteral("slurmKsearch"));
+    m_slurmKsearch->setPlaceholderText(tr("the ksearch the nodes run (empty: this one, on a shared file system)"));
     m_parallel = new QSpinBox(evaluators);
     m_parallel->setObjectName(QStringLiteral("parallel"));
     m_parallel->setRange(0, 64);
@@ -121,6 +133,9 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     evaluatorsForm->addRow(tr("Local GPUs"), m_gpus);
     evaluatorsForm->addRow(tr("Evaluators per device"), m_perDevice);
     evaluatorsForm->addRow(tr("Workers"), m_workers);
+    evaluatorsForm->addRow(tr("SLURM allocation"), m_slurm);
+    evaluatorsForm->addRow(tr("SLURM workers"), m_slurmWorkers);
+    evaluatorsForm->addRow(tr("ksearch on the nodes"), m_slurmKsearch);
     evaluatorsForm->addRow(tr("Actions at once"), m_parallel);
     tabs->addTab(evaluators, tr("Evaluators"));
 
@@ -166,7 +181,19 @@ void SettingsDialog::accept()
     for (const QString& line : m_workers->toPlainText().split(u'\n', Qt::SkipEmptyParts))
         if (!line.trimmed().isEmpty())
             workers << line.trimmed();
-    if (workers.isEmpty() && m_perDevice->value() == 0) {
+    for (const QString& worker : workers) {
+        std::string error;
+        if (worker.startsWith(u"ssh://") && !sshWorkerCommand(worker.toStdString(), "ssh", error)) {
+            QMessageBox::warning(this, windowTitle(), tr("Workers: %1").arg(QString::fromStdString(error)));
+            return;
+        }
+    }
+    const QString slurm = m_slurm->text().trimmed();
+    if (slurm.startsWith(u',')) {
+        QMessageBox::warning(this, windowTitle(), tr("SLURM allocation: the partition comes first"));
+        return;
+    }
+    if (workers.isEmpty() && slurm.isEmpty() && m_perDevice->value() == 0) {
         QMessageBox::warning(
             this, windowTitle(), tr("Evaluators per device: none, and no worker: nothing would evaluate."));
         return;
@@ -175,6 +202,9 @@ void SettingsDialog::accept()
     Settings::set(settings::localWorkers, m_perDevice->value());
     Settings::set(settings::workerCommands, workers);
     Settings::set(settings::parallel, m_parallel->value());
+    Settings::set(settings::slurm, slurm);
+    Settings::set(settings::slurmWorkers, m_slurmWorkers->value());
+    Settings::set(settings::slurmKsearch, m_slurmKsearch->text().trimmed());
     Settings::setRole(u"planner"_qs, m_planner->config());
     Settings::setRole(u"coder"_qs, m_coder->config());
     Settings::set(settings::cudaDevice, m_device->text().trimmed());

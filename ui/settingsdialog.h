@@ -27,8 +27,8 @@ private:
     LlmRoleBox *m_planner, *m_coder;
     QLineEdit *m_device, *m_flags, *m_python, *m_prices, *m_folder;
     QDoubleSpinBox* m_benchSeconds;
-    QLineEdit* m_gpus;
-    QSpinBox *m_perDevice, *m_parallel;
+    QLineEdit *m_gpus, *m_slurm, *m_slurmKsearch;
+    QSpinBox *m_perDevice, *m_parallel, *m_slurmWorkers;
     QPlainTextEdit* m_workers;
 };
 

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "callexecutor.h"
+#include "handoff.h"
 #include "job.h"
 
 #include <nlohmann/json.hpp>
@@ -37,29 +38,55 @@ bool isolateNetwork(bool allowUserNamespace)
     return allowUserNamespace && ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
 }
 
-int runJob(const std::string& dir)
+double monotonicSeconds()
 {
-    const ksr::Job job = ksr::readJob(dir);
-    const bool networkIsolated = isolateNetwork(job.backend == "host");
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A backend ready for a job: the network cut off first, then the device context created.
+struct ReadyBackend {
     std::unique_ptr<ksr::Backend> backend;
-    if (job.backend == "host") {
-        backend = ksr::makeHostBackend();
-    } else if (job.backend == "cuda") {
+    bool networkIsolated = false;
+    double startupSeconds = 0.0; // from exec to here
+    double readyMonotonic = 0.0;
+    int failure = kExitOk; // the exit code when there is no backend
+};
+
+ReadyBackend prepareBackend(const std::string& name)
+{
+    ReadyBackend ready;
+    ready.networkIsolated = isolateNetwork(name == "host");
+    if (name == "host") {
+        ready.backend = ksr::makeHostBackend();
+    } else if (name == "cuda") {
         try {
-            backend = ksr::makeCudaBackend();
+            ready.backend = ksr::makeCudaBackend();
         } catch (const std::exception& e) {
             std::cerr << "ksearch-runner: CUDA unavailable: " << e.what() << "\n";
-            return kExitEnvironment;
+            ready.failure = kExitEnvironment;
+            return ready;
         }
-        if (!backend) {
+        if (!ready.backend) {
             std::cerr << "ksearch-runner: CUDA unavailable: built without the CUDA toolkit\n";
-            return kExitEnvironment;
+            ready.failure = kExitEnvironment;
+            return ready;
         }
     } else {
-        std::cerr << "ksearch-runner: unknown backend '" << job.backend << "'\n";
-        return kExitUsage;
+        std::cerr << "ksearch-runner: unknown backend '" << name << "'\n";
+        ready.failure = kExitUsage;
+        return ready;
     }
+    // From exec to a ready backend (CUDA context included): part of every candidate's overhead
+    // unless the runner was started ahead of its job.
+    ready.startupSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_processStart).count();
+    ready.readyMonotonic = monotonicSeconds();
+    return ready;
+}
 
+int executeJob(const ksr::Job& job, ReadyBackend& ready)
+{
+    const std::string& dir = job.dir;
+    ksr::Backend* backend = ready.backend.get();
     std::FILE* results = std::fopen((dir + "/result.jsonl").c_str(), "w");
     if (!results) {
         std::cerr << "ksearch-runner: cannot write " << dir << "/result.jsonl\n";
@@ -70,9 +97,9 @@ int runJob(const std::string& dir)
         std::fflush(results); // each line survives a crash in the next call
     };
     ksr::EnvironmentLine env;
-    env.networkIsolated = networkIsolated;
-    // From exec to a ready backend (CUDA context included): part of every candidate's overhead.
-    env.startupSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_processStart).count();
+    env.networkIsolated = ready.networkIsolated;
+    env.startupSeconds = ready.startupSeconds;
+    env.readyMonotonicSeconds = ready.readyMonotonic;
     if (job.bench.enabled && job.measureDevice) {
         const ksr::DeviceInfo info = backend->info();
         env.device = info.name;
@@ -129,6 +156,33 @@ int runJob(const std::string& dir)
     std::_Exit(exitCode);
 }
 
+int runJob(const std::string& dir)
+{
+    const ksr::Job job = ksr::readJob(dir);
+    ReadyBackend ready = prepareBackend(job.backend);
+    return ready.backend ? executeJob(job, ready) : ready.failure;
+}
+
+// Started ahead of its job: everything up to a ready backend now, then the job from the socket.
+int runHandedOverJob(const std::string& backendName, int socket)
+{
+    ReadyBackend ready = prepareBackend(backendName);
+    if (!ready.backend)
+        return ready.failure;
+    const auto received = ksr::receiveJob(socket);
+    if (!received)
+        return kExitOk; // ksearch closed the socket: no job for this runner
+    ::close(socket);
+    ksr::Job job = ksr::readJob(received->dir);
+    ksr::renumberDescriptors(job, received->descriptors);
+    if (job.backend != backendName) {
+        std::cerr << "ksearch-runner: the job is for the " << job.backend << " backend, this runner was started for "
+                  << backendName << "\n";
+        return kExitUsage;
+    }
+    return executeJob(job, ready);
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -143,11 +197,14 @@ int main(int argc, char** argv)
         std::cout << "ksearch-runner " << KSEARCH_VERSION << "\n";
         return kExitOk;
     }
-    if (argc != 3 || std::strcmp(argv[1], "--job") != 0) {
-        std::cerr << "usage: ksearch-runner --job DIR | --probe | --version\n";
+    const bool handedOver = argc == 5 && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
+    if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
+        std::cerr << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD | --probe | --version\n";
         return kExitUsage;
     }
     try {
+        if (handedOver)
+            return runHandedOverJob(argv[2], std::atoi(argv[4]));
         return runJob(argv[2]);
     } catch (const std::exception& e) {
         std::cerr << "ksearch-runner: " << e.what() << "\n";

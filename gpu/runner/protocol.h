@@ -243,6 +243,9 @@ inline constexpr const char* kHarnessError = "harness_error";
 struct EnvironmentLine {
     bool networkIsolated = false;
     double startupSeconds = 0.0; // from exec to a ready backend (CUDA context included)
+    // When the backend was ready, in seconds of CLOCK_MONOTONIC (the parent's steady clock): with
+    // the time the job was handed over, how long the job waited for its runner. 0: not reported.
+    double readyMonotonicSeconds = 0.0;
     // Measured only when the job asks (measure_device); empty / 0 otherwise.
     std::string device;
     std::size_t l2Bytes = 0;
@@ -252,7 +255,7 @@ struct EnvironmentLine {
 inline nlohmann::json toJson(const EnvironmentLine& e)
 {
     nlohmann::json j {{"id", ""}, {"status", status::kEnvironment}, {"network_isolated", e.networkIsolated},
-        {"startup_s", e.startupSeconds}};
+        {"startup_s", e.startupSeconds}, {"ready_monotonic_s", e.readyMonotonicSeconds}};
     if (!e.device.empty())
         j.update({{"device", e.device}, {"l2_bytes", e.l2Bytes}, {"copy_bandwidth_gbs", e.copyBandwidthGBs}});
     return j;
@@ -260,8 +263,38 @@ inline nlohmann::json toJson(const EnvironmentLine& e)
 
 inline EnvironmentLine environmentFromJson(const nlohmann::json& j)
 {
-    return {j.value("network_isolated", false), j.value("startup_s", 0.0), j.value("device", std::string()),
-        j.value("l2_bytes", std::size_t {0}), j.value("copy_bandwidth_gbs", 0.0)};
+    return {j.value("network_isolated", false), j.value("startup_s", 0.0), j.value("ready_monotonic_s", 0.0),
+        j.value("device", std::string()), j.value("l2_bytes", std::size_t {0}), j.value("copy_bandwidth_gbs", 0.0)};
+}
+
+// ------------------------------------------------------------------ the handoff socket
+
+// ksearch starts its runners ahead of their jobs (`--warm BACKEND --handoff FD`): the process,
+// its imports and the device context come up while the candidate compiles or the model thinks.
+// The job then arrives on FD, an AF_UNIX SOCK_SEQPACKET socket, as messages of this JSON with
+// descriptors attached (SCM_RIGHTS): `fds` are the numbers job.json uses for the descriptors of
+// this message, in order. SCM_RIGHTS carries few descriptors per message, so a job with many
+// buffers takes several messages; the last says so. The socket closed before a last message
+// means there is no job: the runner leaves quietly. Once its backend is ready the runner sends
+// one message, kHandoffReady, the other way (ksearch may read it or not).
+struct HandoffMessage {
+    std::string jobDir;
+    std::vector<int> fds;
+    bool last = true;
+};
+
+inline constexpr const char* kHandoffReady = "ready";
+inline constexpr std::size_t kHandoffFdsPerMessage = 200; // the kernel's cap is 253 (SCM_MAX_FD)
+inline constexpr std::size_t kHandoffMessageBytes = 16384; // with 200 descriptors' numbers and a path
+
+inline nlohmann::json toJson(const HandoffMessage& m)
+{
+    return {{"job", m.jobDir}, {"fds", m.fds}, {"last", m.last}};
+}
+
+inline HandoffMessage handoffFromJson(const nlohmann::json& j)
+{
+    return {j.at("job").get<std::string>(), j.at("fds").get<std::vector<int>>(), j.at("last").get<bool>()};
 }
 
 // What the timing loop measured, in microseconds unless named otherwise.

@@ -13,7 +13,7 @@ The candidate defines run(...) taking the definition's inputs in order (tensors,
 Python numbers) and either also its outputs, which it fills (destination-passing, as the C ABI),
 or nothing more, returning the outputs (a tensor, or a tuple in definition order).
 
-Usage: python3 ksearch_pyrunner.py --job DIR | --probe [--triton]
+Usage: python3 ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD | --probe [--triton]
 """
 
 import ctypes
@@ -89,7 +89,6 @@ class Device:
                 self.flush_buffer = torch.empty(2 * self.l2_bytes // 4, dtype=torch.int32, device=self.device)
                 self.start = torch.cuda.Event(enable_timing=True)
                 self.end = torch.cuda.Event(enable_timing=True)
-                self.head_start_cycles = self.cycles_for(HEAD_START_US)
         else:
             self.device = torch.device("cpu")
             self.stream = None
@@ -97,6 +96,14 @@ class Device:
             self.name = "host CPU"
             self.flush_buffer = torch.empty(64 << 20, dtype=torch.uint8)
         self.flush_value = 0
+        self.head_start_cycles = 0  # measured by calibrate(), once the job is here
+
+    def calibrate(self):
+        """Runs kernels, so only once the job is here: a runner started ahead of its job must not
+        disturb the timing of another runner on the same device while it waits."""
+        if self.cuda:
+            with self.torch.cuda.stream(self.stream):
+                self.head_start_cycles = self.cycles_for(HEAD_START_US)
 
     def cycles_for(self, micros):
         """Spin cycles of torch.cuda._sleep that keep the device busy for about `micros`."""
@@ -205,12 +212,13 @@ def statistics(values):
 class Harness:
     """One job: the candidate, its buffers and the calls, as gpu/runner/callexecutor.cpp."""
 
-    def __init__(self, torch, job, device):
+    def __init__(self, torch, job, device, descriptors=None):
         self.torch = torch
         self.job = job
         self.dev = device
         self.fields = job["fields"]
         self.mappings = []  # shared-memory maps stay open until the process ends
+        self.descriptors = descriptors  # job.json's numbers -> the descriptors handed over; None: inherited
 
     # ---- buffers
 
@@ -227,10 +235,15 @@ class Harness:
         nbytes = int(buffer["bytes"])
         if nbytes == 0:
             return self.torch.empty(0, dtype=self.torch.uint8)
-        if os.fstat(buffer["fd"]).st_size < nbytes:
+        fd = buffer["fd"]
+        if self.descriptors is not None:
+            if fd not in self.descriptors:
+                raise RuntimeError(what + ": descriptor " + str(fd) + " was not handed over")
+            fd = self.descriptors[fd]
+        if os.fstat(fd).st_size < nbytes:
             raise RuntimeError(what + ": shared buffer is shorter than " + str(nbytes) + " bytes")
         prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
-        m = mmap.mmap(buffer["fd"], nbytes, flags=mmap.MAP_SHARED, prot=prot)
+        m = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=prot)
         self.mappings.append(m)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # read-only maps: torch warns, and the seal enforces it
@@ -499,10 +512,9 @@ def is_device_error(torch, device, exc):
         return True
 
 
-def run_job(job_dir):
-    with open(os.path.join(job_dir, "job.json")) as f:
-        job = json.load(f)
-    backend = job.get("backend")
+def ready_device(backend):
+    """Everything before a job: the network cut off, torch imported, the device context made.
+    Returns (torch, device, isolated, seconds since exec) or an exit code."""
     if backend not in ("host", "cuda"):
         print("ksearch-pyrunner: unknown backend '%s'" % backend, file=sys.stderr)
         return EXIT_USAGE
@@ -517,17 +529,83 @@ def run_job(job_dir):
     except RuntimeError as e:
         print("ksearch-pyrunner: CUDA unavailable: %s" % e, file=sys.stderr)
         return EXIT_ENVIRONMENT
+    return torch, device, isolated, process_age_seconds()
+
+
+def read_job(job_dir):
+    with open(os.path.join(job_dir, "job.json")) as f:
+        return json.load(f)
+
+
+def receive_job(fd):
+    """The handoff (gpu/runner/protocol.h): the job folder and its descriptors, in messages with
+    the descriptors attached. None when ksearch closed the socket without a job."""
+    import socket
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
+    descriptors, job_dir = {}, None
+    try:
+        try:
+            sock.send(b"ready")  # told, not asked: a ksearch that went away is found out below
+        except OSError:
+            pass
+        while True:
+            payload, fds, flags, _ = socket.recv_fds(sock, 16384, 253)
+            if not payload:
+                return None
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                raise ValueError("handoff socket: a message was cut short")
+            message = json.loads(payload)
+            if len(message["fds"]) != len(fds):
+                raise ValueError("handoff socket: %d descriptors named, %d received" % (len(message["fds"]), len(fds)))
+            descriptors.update(zip(message["fds"], fds))
+            job_dir = message["job"]
+            if message["last"]:
+                return job_dir, descriptors
+    finally:
+        sock.close()
+
+
+def run_job(job_dir):
+    job = read_job(job_dir)
+    ready = ready_device(job.get("backend"))
+    if isinstance(ready, int):
+        return ready
+    return execute_job(job_dir, job, ready, time.monotonic(), None)
+
+
+def run_handed_over(backend, fd):
+    """Started ahead of its job: everything up to a ready device now, then the job from the socket."""
+    ready = ready_device(backend)
+    if isinstance(ready, int):
+        return ready
+    ready_at = time.monotonic()
+    received = receive_job(fd)
+    if received is None:
+        return EXIT_OK  # ksearch no longer needs this runner
+    job_dir, descriptors = received
+    job = read_job(job_dir)
+    if job.get("backend") != backend:
+        print("ksearch-pyrunner: the job is for the %s backend, this runner was started for %s"
+              % (job.get("backend"), backend), file=sys.stderr)
+        return EXIT_USAGE
+    return execute_job(job_dir, job, ready, ready_at, descriptors)
+
+
+def execute_job(job_dir, job, ready, ready_at, descriptors):
+    torch, device, isolated, startup = ready
+    device.calibrate()
     results = open(os.path.join(job_dir, "result.jsonl"), "w")
 
     def emit(line):
         results.write(json.dumps(line) + "\n")
         results.flush()  # each line survives a crash in the next call
 
-    env = {"id": "", "status": "environment", "network_isolated": isolated, "startup_s": process_age_seconds()}
+    env = {"id": "", "status": "environment", "network_isolated": isolated,
+           "startup_s": startup, "ready_monotonic_s": ready_at}
     if job["bench"].get("enabled") and job.get("measure_device"):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
-    harness = Harness(torch, job, device)
+    harness = Harness(torch, job, device, descriptors)
     try:
         fn = load_candidate(job["library"], job.get("symbol", "run"))
         harness.bind(fn)
@@ -586,10 +664,14 @@ def main(argv):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing candidate must not litter core files
     if len(argv) >= 2 and argv[1] == "--probe":
         return probe("--triton" in argv[2:])
-    if len(argv) != 3 or argv[1] != "--job":
-        print("usage: ksearch_pyrunner.py --job DIR | --probe [--triton]", file=sys.stderr)
+    handed_over = len(argv) == 5 and argv[1] == "--warm" and argv[3] == "--handoff"
+    if not handed_over and (len(argv) != 3 or argv[1] != "--job"):
+        print("usage: ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD | --probe [--triton]",
+              file=sys.stderr)
         return EXIT_USAGE
     try:
+        if handed_over:
+            return run_handed_over(argv[2], int(argv[4]))
         return run_job(argv[2])
     except (OSError, KeyError, ValueError, TypeError) as e:
         print("ksearch-pyrunner: %s: %s" % (type(e).__name__, e), file=sys.stderr)

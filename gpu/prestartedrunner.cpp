@@ -1,0 +1,138 @@
+#include "prestartedrunner.h"
+
+#include "runner/protocol.h"
+#include "runnerclient.h"
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <string_view>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace ks {
+
+namespace fs = std::filesystem;
+
+bool RunnerKind::operator==(const RunnerKind& other) const
+{
+    const bool samePython = python.has_value() == other.python.has_value()
+        && (!python
+            || (python->interpreter == other.python->interpreter && python->script == other.python->script
+                && python->tritonCache == other.python->tritonCache));
+    return backend == other.backend && cudaVisibleDevices == other.cudaVisibleDevices && samePython;
+}
+
+namespace {
+
+// One message of the handoff: the descriptors attached, their numbers in job.json in the payload.
+bool sendMessage(int socket, const ksr::HandoffMessage& m)
+{
+    const std::string payload = ksr::toJson(m).dump();
+    iovec io {const_cast<char*>(payload.data()), payload.size()};
+    msghdr msg {};
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    std::vector<char> control;
+    if (!m.fds.empty()) {
+        control.resize(CMSG_SPACE(sizeof(int) * m.fds.size()));
+        msg.msg_control = control.data();
+        msg.msg_controllen = control.size();
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        if (!c)
+            return false;
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * m.fds.size());
+        std::memcpy(CMSG_DATA(c), m.fds.data(), sizeof(int) * m.fds.size());
+    }
+    ssize_t sent = -1;
+    do
+        sent = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    return sent == static_cast<ssize_t>(payload.size());
+}
+
+} // namespace
+
+PrestartedRunner::PrestartedRunner(RunnerKind kind)
+    : m_kind(std::move(kind))
+{
+    int pair[2] = {-1, -1};
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+        pair[0] = pair[1] = -1;
+    m_socket = pair[0];
+    SubprocessRequest sub;
+    sub.environment = scrubbedEnvironment();
+    const std::string backend(backendName(m_kind.backend));
+    const std::string handoff = std::to_string(pair[1]);
+    sub.argv = {runnerPath().string(), "--warm", backend, "--handoff", handoff};
+    if (m_kind.python) {
+        sub.argv = {
+            m_kind.python->interpreter, m_kind.python->script.string(), "--warm", backend, "--handoff", handoff};
+        sub.environment["TRITON_CACHE_DIR"] = m_kind.python->tritonCache.string();
+        sub.environment["PYTHONDONTWRITEBYTECODE"] = "1";
+    }
+    if (!m_kind.cudaVisibleDevices.empty())
+        sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;
+    if (pair[1] >= 0)
+        sub.inheritedFds = {pair[1]};
+    m_process = std::make_unique<ChildProcess>(sub);
+    if (pair[1] >= 0)
+        ::close(pair[1]);
+}
+
+PrestartedRunner::~PrestartedRunner()
+{
+    m_process.reset(); // kills a runner that is still waiting
+    if (m_socket >= 0)
+        ::close(m_socket);
+}
+
+bool PrestartedRunner::waitUntilReady(std::chrono::milliseconds timeout)
+{
+    if (m_socket < 0 || !m_process->started())
+        return false;
+    pollfd p {m_socket, POLLIN, 0};
+    int ready = -1;
+    do
+        ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    while (ready < 0 && errno == EINTR);
+    if (ready <= 0 || !(p.revents & POLLIN))
+        return false;
+    char buf[16] = {};
+    const ssize_t got = ::recv(m_socket, buf, sizeof buf, MSG_DONTWAIT);
+    return got > 0 && std::string_view(buf, static_cast<std::size_t>(got)) == ksr::kHandoffReady;
+}
+
+SubprocessResult PrestartedRunner::run(
+    const fs::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout)
+{
+    m_handedOverAt = std::chrono::steady_clock::now();
+    if (m_socket < 0) {
+        SubprocessResult r;
+        r.error = std::string("socketpair: ") + std::strerror(errno);
+        return r;
+    }
+    if (m_process->started()) {
+        const std::string dir = fs::absolute(jobDir).string();
+        std::size_t at = 0;
+        do {
+            const std::size_t n = std::min(ksr::kHandoffFdsPerMessage, fds.size() - at);
+            const ksr::HandoffMessage m {dir,
+                {fds.begin() + static_cast<std::ptrdiff_t>(at), fds.begin() + static_cast<std::ptrdiff_t>(at + n)},
+                at + n == fds.size()};
+            if (!sendMessage(m_socket, m))
+                break; // the runner is gone; finish() reports how it ended
+            at += n;
+        } while (at < fds.size());
+    }
+    // Closed only once the runner has ended: closing a socket with the runner's unread "ready"
+    // still queued would reset the connection before the runner has read its job.
+    SubprocessResult result = m_process->finish(m_handedOverAt + timeout);
+    ::close(m_socket);
+    m_socket = -1;
+    return result;
+}
+
+} // namespace ks

@@ -1,0 +1,100 @@
+#include "sshremote.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ks {
+
+namespace {
+
+// Host names, user names and ports go to the shell unquoted: letters, digits and . _ - only
+// (and : inside brackets for an IPv6 address), so nothing in an address is ever a shell word.
+bool plainWord(const std::string& s, const std::string& extra = "")
+{
+    return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'
+            || extra.find(c) != std::string::npos;
+    });
+}
+
+// A remote path in single quotes, for the remote shell that ssh hands the command to.
+std::string quoted(const std::string& path)
+{
+    std::string out = "'";
+    for (const char c : path)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+} // namespace
+
+std::string defaultSshCommand()
+{
+    const char* env = std::getenv("KSEARCH_SSH");
+    return env && *env ? env : "ssh";
+}
+
+std::optional<std::string> sshWorkerCommand(const std::string& url, const std::string& ssh, std::string& error)
+{
+    const std::string scheme = "ssh://";
+    if (url.rfind(scheme, 0) != 0) {
+        error = "'" + url + "' is not an ssh:// address (ssh://[user@]host[:port][/path/to/ksearch])";
+        return std::nullopt;
+    }
+    std::string rest = url.substr(scheme.size());
+    std::string path;
+    if (const auto slash = rest.find('/'); slash != std::string::npos) {
+        path = rest.substr(slash);
+        rest = rest.substr(0, slash);
+    }
+    std::string user;
+    if (const auto at = rest.rfind('@'); at != std::string::npos) {
+        user = rest.substr(0, at);
+        rest = rest.substr(at + 1);
+        if (!plainWord(user)) {
+            error = "'" + url + "': the user name '" + user + "' may hold letters, digits, '.', '_' and '-' only";
+            return std::nullopt;
+        }
+    }
+    std::string host = rest, port;
+    if (!rest.empty() && rest.front() == '[') { // [v6::address]:port
+        const auto close = rest.find(']');
+        host = close == std::string::npos ? rest : rest.substr(1, close - 1);
+        if (close != std::string::npos && close + 1 < rest.size()) {
+            if (rest[close + 1] != ':') {
+                error = "'" + url + "': expected ':PORT' after the bracketed address";
+                return std::nullopt;
+            }
+            port = rest.substr(close + 2);
+        }
+        if (close == std::string::npos || !plainWord(host, ":")) {
+            error = "'" + url + "': the address in brackets is not an IPv6 address";
+            return std::nullopt;
+        }
+    } else if (const auto colon = rest.find(':'); colon != std::string::npos) {
+        host = rest.substr(0, colon);
+        port = rest.substr(colon + 1);
+    }
+    if (host.empty() || !plainWord(host, host.find(':') != std::string::npos ? ":" : "")) {
+        error = "'" + url + "': no host name, or one with characters a host name does not have";
+        return std::nullopt;
+    }
+    if (!port.empty()
+        && (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) || port.size() > 5
+            || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
+        error = "'" + url + "': the port '" + port + "' is not a number from 1 to 65535";
+        return std::nullopt;
+    }
+    if (path == "/") {
+        error = "'" + url + "': the path after the host names the remote ksearch executable, not '/'";
+        return std::nullopt;
+    }
+    std::string command = ssh + " -o BatchMode=yes";
+    if (!port.empty())
+        command += " -p " + port;
+    command += " " + (user.empty() ? std::string() : user + "@") + host;
+    command += " " + (path.empty() ? std::string("ksearch") : quoted(path)) + " worker";
+    return command;
+}
+
+} // namespace ks
