@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <random>
+
 namespace ks {
 
 namespace fs = std::filesystem;
@@ -126,12 +128,19 @@ bool SearchRun::buildEvaluators(const RunOptions& options, const EvaluatorSettin
                                                        : 0;
     const std::size_t localCount = devices.size() * static_cast<std::size_t>(perDevice);
     const bool named = localCount > 1 || remote;
+    // One secret per search: every evaluator, here or on a worker, draws the same inputs from it
+    // where it runs, so a verdict never depends on which evaluator a candidate got. It travels to
+    // workers inside their requests (ssh or srun carry it) and is never written to the session.
+    const std::uint64_t secret = local.seed != 0
+        ? local.seed
+        : (static_cast<std::uint64_t>(std::random_device {}()) << 32) ^ std::random_device {}();
     for (const std::string& device : devices) {
         // The evaluators of a device prepare the task once between them (inputs, reference
         // outputs, the baseline's timing on that device).
         const auto preparation = perDevice > 1 ? makeSharedPreparation() : nullptr;
         for (int j = 0; j < perDevice; ++j) {
             EvaluatorSettings es = local;
+            es.seed = secret;
             es.preparation = preparation;
             if (localCount > 1) // each its own scratch folder: candidates' files never meet
                 es.workDir = local.workDir / ("evaluator-" + std::to_string(m_evaluators.size()));
@@ -163,6 +172,7 @@ bool SearchRun::buildEvaluators(const RunOptions& options, const EvaluatorSettin
         wo.task = options.workerTask.empty() ? config.taskName : options.workerTask;
         wo.taskDigest = worker::taskDigest(*m_task);
         wo.settings.backend = config.backend;
+        wo.settings.seed = secret;
         if (config.language)
             wo.settings.language = std::string(languageName(*config.language));
         wo.settings.maxSeconds = options.benchSeconds;
