@@ -43,18 +43,6 @@ fs::path runnerPath()
     return exe.parent_path() / "ksearch-runner";
 }
 
-fs::path spansLibraryPath()
-{
-    if (const char* env = std::getenv("KSEARCH_SPANS_LIBRARY"); env && *env)
-        return env;
-    const fs::path dir = runnerPath().parent_path();
-    std::error_code ec;
-    for (const fs::path& p : {dir / "libksearch_spans.so", dir / ".." / "lib" / "ksearch" / "libksearch_spans.so"})
-        if (fs::exists(p, ec))
-            return fs::weakly_canonical(p, ec);
-    return {};
-}
-
 namespace {
 
 ksr::Field::Role protocolRole(AbiField::Role r)

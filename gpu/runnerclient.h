@@ -105,11 +105,6 @@ std::string runnerStatusName(RunnerCallOutcome::Status s);
 // The ksearch-runner executable: $KSEARCH_RUNNER, else the one next to this executable.
 std::filesystem::path runnerPath();
 
-// libksearch_spans.so, the CUPTI spans the Python runner loads: $KSEARCH_SPANS_LIBRARY, else next
-// to ksearch-runner (a build), else in ../lib/ksearch from it (an installation); empty when none
-// is there (a build without CUPTI: the Python runner then has only the host-clock check).
-std::filesystem::path spansLibraryPath();
-
 // The runner process a job needs.
 RunnerKind runnerKind(const RunnerJob& job);
 

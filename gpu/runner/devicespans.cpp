@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cupti.h>
 #include <mutex>
-#include <set>
 #endif
 
 namespace ksr {
@@ -17,15 +16,10 @@ namespace {
 
 struct Span {
     std::uint64_t start, end;
-    std::uint32_t correlation;
 };
-
-// The external id that marks the harness's own launches (harnessBegin .. harnessEnd).
-constexpr std::uint64_t kHarnessId = 0x6b73686172; // "kshar"
 
 std::mutex g_mutex;
 std::vector<Span> g_spans;
-std::set<std::uint32_t> g_harness; // correlation ids of launches the harness made itself
 
 void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords)
 {
@@ -42,14 +36,10 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     while (cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
         if (record->kind == CUPTI_ACTIVITY_KIND_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-            g_spans.push_back({k->start, k->end, k->correlationId});
+            g_spans.push_back({k->start, k->end});
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-            g_spans.push_back({m->start, m->end, m->correlationId});
-        } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
-            const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
-            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 && e->externalId == kHarnessId)
-                g_harness.insert(e->correlationId);
+            g_spans.push_back({m->start, m->end});
         }
     }
     std::free(buffer);
@@ -65,8 +55,7 @@ bool DeviceSpans::enable()
     if (cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted) != CUPTI_SUCCESS)
         return false;
     // Memsets are left out: the harness's own lead-in is one, and it runs inside the window.
-    for (auto kind :
-        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION})
+    for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY})
         if (cuptiActivityEnable(kind) != CUPTI_SUCCESS)
             return false;
     m_enabled = true;
@@ -82,28 +71,6 @@ void DeviceSpans::reset()
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // outside the loop: records of earlier work go
     std::lock_guard lock(g_mutex);
     g_spans.clear();
-    g_harness.clear();
-}
-
-void DeviceSpans::harnessBegin()
-{
-    if (!m_enabled)
-        return;
-    // External correlation records come with the API activity records: on the first use only
-    // (the C++ runner never marks, and pays nothing for it).
-    if (!m_apiRecords) {
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
-        m_apiRecords = true;
-    }
-    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, kHarnessId);
-}
-
-void DeviceSpans::harnessEnd()
-{
-    std::uint64_t id = 0;
-    if (m_enabled)
-        cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
 }
 
 void DeviceSpans::open()
@@ -132,7 +99,7 @@ std::vector<double> DeviceSpans::spansMicros()
     for (std::size_t w = 0; w < m_opens.size() && w < m_closes.size(); ++w) {
         std::uint64_t first = UINT64_MAX, last = 0;
         for (const Span& s : g_spans)
-            if (s.start >= m_opens[w] && s.start <= m_closes[w] && !g_harness.contains(s.correlation)) {
+            if (s.start >= m_opens[w] && s.start <= m_closes[w]) {
                 first = std::min(first, s.start);
                 last = std::max(last, s.end);
             }
@@ -158,10 +125,6 @@ void DeviceSpans::open()
 {
     m_opens.push_back(0);
 }
-
-void DeviceSpans::harnessBegin() { }
-
-void DeviceSpans::harnessEnd() { }
 
 void DeviceSpans::close()
 {

@@ -22,18 +22,12 @@ public:
     void reset(); // before a timing loop: forget earlier windows and records
     void open(); // right before the candidate is called
     void close(); // once the device is idle again
-    // Around the harness's own launches inside a window (a lead-in of kernels, as the Python
-    // runner's): work launched by this thread between the two is left out of the spans. Work the
-    // candidate launches, from any thread, is not marked and counts.
-    void harnessBegin();
-    void harnessEnd();
     // One figure per window since reset(), in order: first start to last end of the activities
     // that began inside it, in microseconds (0 when none did, or tracing is off).
     std::vector<double> spansMicros();
 
 private:
     bool m_enabled = false;
-    bool m_apiRecords = false;
     std::vector<std::uint64_t> m_opens, m_closes;
 };
 

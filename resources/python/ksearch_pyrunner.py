@@ -55,22 +55,6 @@ def isolate_network(allow_user_namespace):
     return allow_user_namespace and libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
 
 
-def load_spans():
-    """CUPTI spans of the work on every stream (libksearch_spans, gpu/runner/spanslib.cpp, the
-    spans ksearch-runner records), or None without them: no library (a build without CUPTI),
-    CUPTI refusing, or KSEARCH_CUPTI_SPANS=0. Only the host-clock check is left then."""
-    path = os.environ.get("KSEARCH_SPANS_LIBRARY")
-    if not path:
-        return None
-    try:
-        lib = ctypes.CDLL(path)
-    except OSError:
-        return None
-    lib.ks_spans_collect.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
-    lib.ks_spans_collect.restype = ctypes.c_int
-    return lib if lib.ks_spans_enable() == 1 else None
-
-
 def candidate_traceback(exc, limit=1500):
     """The exception with the candidate's frames only: the runner's own and importlib's say
     nothing to whoever fixes the candidate. Problems the harness found are their message alone."""
@@ -105,9 +89,7 @@ class Device:
                 self.flush_buffer = torch.empty(2 * self.l2_bytes // 4, dtype=torch.int32, device=self.device)
                 self.start = torch.cuda.Event(enable_timing=True)
                 self.end = torch.cuda.Event(enable_timing=True)
-            self.spans = load_spans()
         else:
-            self.spans = None
             self.device = torch.device("cpu")
             self.stream = None
             self.l2_bytes = 0
@@ -165,38 +147,18 @@ class Device:
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
         self.stream.synchronize()
-        spans = self.spans
-        if spans:
-            spans.ks_spans_open()
         t0 = time.perf_counter()
         # A head start, then the flush right before the start event: the device stays busy while
         # Python reaches the candidate's launch (tens of microseconds through a wrapper), so that
-        # host time is not timed as the kernel's, as it is not for ks_run in ksearch-runner. Both
-        # are marked as the harness's own, so the spans leave them out; the candidate's work,
-        # on any stream and from any thread, is not marked and counts.
-        if spans:
-            spans.ks_spans_harness_begin()
+        # host time is not timed as the kernel's, as it is not for ks_run in ksearch-runner.
         self.torch.cuda._sleep(self.head_start_cycles)
         self.lead_in()
         self.start.record(self.stream)
-        if spans:
-            spans.ks_spans_harness_end()
         result = call()
         self.end.record(self.stream)
         self.torch.cuda.synchronize()
         wall = (time.perf_counter() - t0) * 1e6
-        if spans:
-            spans.ks_spans_close()
         return self.start.elapsed_time(self.end) * 1000.0, wall, result
-
-    def collect_spans(self, windows):
-        """One span per timed call since the loop began (microseconds; 0 where nothing of the
-        candidate's ran), or None without spans."""
-        if not self.spans or windows == 0:
-            return None
-        out = (ctypes.c_double * windows)()
-        got = self.spans.ks_spans_collect(out, windows)
-        return list(out[:min(got, windows)])
 
     def launch_overhead_us(self):
         """What the host clock adds to the events of an honest call (median of an empty one)."""
@@ -464,8 +426,6 @@ class Harness:
         report.update(warmup_calls=warm, warmup_seconds=time.perf_counter() - warm_start)
 
         samples, device_samples, side_flags = [], [], []
-        if self.dev.spans:
-            self.dev.spans.ks_spans_reset()  # windows from here on are the timed calls
         count = len(sets)
         swapped_outputs = call.get("swapped_outputs", [])
         final_total = 2 * count if len(swapped_outputs) == count else count
@@ -518,15 +478,6 @@ class Harness:
                     self.poison(outputs)
                     self.run_once(fn, style, sets[i % count], outputs)
             i += 1
-        # Work on any stream, as the device recorded it: a sample whose span is longer than its
-        # events had work elsewhere, and the span is its latency (callexecutor.cpp's rule).
-        spans = self.dev.collect_spans(len(samples))
-        if spans is not None:
-            for k, span in enumerate(spans):
-                if span > device_samples[k] + max(1.0, 0.05 * device_samples[k]) and span > samples[k]:
-                    samples[k] = span
-                    side_flags[k] = True
-            report.update(device_spans=True, span_median_us=statistics(spans)["median"] if spans else 0.0)
         s = statistics(samples)
         report.update(samples_us=samples, device_samples_us=device_samples, median_us=s["median"],
                       mean_us=s["mean"], stdev_us=s["stdev"], p25_us=s["p25"], p75_us=s["p75"], min_us=s["min"],
