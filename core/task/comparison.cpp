@@ -23,8 +23,12 @@ struct Partial {
 // candidate, and a dtype switch per element made comparing the largest cost of an evaluation.
 template<typename Load>
 void compareRange(const std::byte* actual, const std::byte* expected, std::size_t elementSize, std::size_t begin,
-    std::size_t end, const Tolerance& tolerance, Load load, Partial& p)
+    std::size_t end, const Tolerance& tolerance, Load load, Partial& into)
 {
+    // A local copy: the element bytes may alias anything, so updates through `into` would be
+    // stored and reloaded around every element (8.6 ns per element on one core, 2026-12-04).
+    Partial p = into;
+    const double atol = tolerance.atol, rtol = tolerance.rtol;
     constexpr double kLargest = std::numeric_limits<double>::max();
     for (std::size_t i = begin; i < end; ++i) {
         const double x = load(actual + i * elementSize);
@@ -45,7 +49,7 @@ void compareRange(const std::byte* actual, const std::byte* expected, std::size_
         }
         const double abs = std::fabs(x - y);
         // |x-y| > atol and |x-y| > rtol*|y|: a mismatch.
-        const bool miss = abs > tolerance.atol && abs > tolerance.rtol * absY;
+        const bool miss = abs > atol && abs > rtol * absY;
         p.matched += miss ? 0 : 1;
         p.maxMiss = miss && abs > p.maxMiss ? abs : p.maxMiss;
         p.sumSquares += y * y;
@@ -60,6 +64,7 @@ void compareRange(const std::byte* actual, const std::byte* expected, std::size_
             p.worstExpected = y;
         }
     }
+    into = p;
 }
 
 void compareRange(const TensorView& actual, const TensorView& expected, std::size_t begin, std::size_t end,
