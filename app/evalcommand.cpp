@@ -169,7 +169,7 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         return exitcode::InvalidInput;
     }
     const double gapSeconds = parser.value(gap).toDouble(&ok);
-    if (!ok || gapSeconds < 0) {
+    if (!ok || !std::isfinite(gapSeconds) || gapSeconds < 0) {
         err << "ksearch eval: --gap: '" << parser.value(gap) << "' is not a number of seconds >= 0\n";
         return exitcode::InvalidInput;
     }

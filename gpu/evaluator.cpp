@@ -228,6 +228,9 @@ std::optional<std::string> Evaluator::environmentProblem()
             if (probe.value("devices", nlohmann::json::array()).empty())
                 return "no CUDA device: " + probe.value("error", std::string("none visible"));
             m_device = probe["devices"][0].value("name", std::string());
+            // cudaComputeModeExclusive (1) or cudaComputeModeExclusiveProcess (3)
+            const int mode = probe["devices"][0].value("compute_mode", 0);
+            m_exclusiveDevice = mode == 1 || mode == 3;
         } catch (const nlohmann::json::exception& e) {
             return std::string("unreadable device probe: ") + e.what();
         }
@@ -559,7 +562,11 @@ std::optional<fs::path> Evaluator::baselineSource() const
 void Evaluator::startNextRunner()
 {
     const bool python = isPythonLanguage(m_language);
-    if (m_nextRunner || !m_settings.prestartRunners || (python && m_python.script.empty()))
+    // Not before the task is prepared: a runner coming up (a device context, torch's import)
+    // must not hold the device or the CPU while the reference runs and the baseline is timed.
+    // Not on a GPU in an exclusive compute mode: there one context at a time is all it allows.
+    if (m_nextRunner || !m_settings.prestartRunners || !m_prepared || m_exclusiveDevice
+        || (python && m_python.script.empty()))
         return;
     RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt};
     if (python)

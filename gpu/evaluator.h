@@ -49,8 +49,9 @@ struct EvaluatorSettings {
     // Evaluators of the same task, backend and device only; null: this evaluator prepares alone.
     std::shared_ptr<SharedPreparation> preparation;
     // Start each candidate's runner ahead (while the candidate compiles, after the previous one
-    // ran): its exec, imports and device context leave the candidate's clock. It holds a device
-    // context while it waits. false: each runner starts when its candidate is ready.
+    // ran), once the task is prepared: its exec, imports and device context leave the candidate's
+    // clock. It holds a device context while it waits; never on a GPU in an exclusive compute
+    // mode. false: each runner starts when its candidate is ready.
     bool prestartRunners = true;
 };
 
@@ -113,6 +114,7 @@ private:
     std::string m_device;
     int m_jobCounter = 0;
     std::unique_ptr<PrestartedRunner> m_nextRunner;
+    bool m_exclusiveDevice = false; // the probe found the GPU in an exclusive compute mode
 };
 
 // Geometric mean of positive values (0 when any is not positive).

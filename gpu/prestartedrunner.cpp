@@ -59,8 +59,10 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
     : m_kind(std::move(kind))
 {
     int pair[2] = {-1, -1};
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-        pair[0] = pair[1] = -1;
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+        m_setupError = std::string("socketpair: ") + std::strerror(errno);
+        return; // run() reports it; no runner is started without its socket
+    }
     m_socket = pair[0];
     SubprocessRequest sub;
     sub.environment = scrubbedEnvironment();
@@ -75,11 +77,24 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
     }
     if (!m_kind.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;
-    if (pair[1] >= 0)
-        sub.inheritedFds = {pair[1]};
-    m_process = std::make_unique<ChildProcess>(sub);
-    if (pair[1] >= 0)
+    sub.inheritedFds = {pair[1]};
+    try {
+        m_process = std::make_unique<ChildProcess>(sub);
+    } catch (...) {
         ::close(pair[1]);
+        throw;
+    }
+    ::close(pair[1]);
+}
+
+bool PrestartedRunner::alive() const
+{
+    if (!m_process || !m_process->started() || m_socket < 0)
+        return false;
+    // The runner's end of the socket closes when it dies (a device that would not give it a
+    // context, a kill): a hang-up here means there is nobody left to take a job.
+    pollfd p {m_socket, 0, 0};
+    return ::poll(&p, 1, 0) >= 0 && !(p.revents & (POLLHUP | POLLERR));
 }
 
 PrestartedRunner::~PrestartedRunner()
@@ -91,7 +106,7 @@ PrestartedRunner::~PrestartedRunner()
 
 bool PrestartedRunner::waitUntilReady(std::chrono::milliseconds timeout)
 {
-    if (m_socket < 0 || !m_process->started())
+    if (m_socket < 0 || !m_process || !m_process->started())
         return false;
     pollfd p {m_socket, POLLIN, 0};
     int ready = -1;
@@ -109,11 +124,12 @@ SubprocessResult PrestartedRunner::run(
     const fs::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout)
 {
     m_handedOverAt = std::chrono::steady_clock::now();
-    if (m_socket < 0) {
+    if (!m_process) {
         SubprocessResult r;
-        r.error = std::string("socketpair: ") + std::strerror(errno);
+        r.error = m_setupError;
         return r;
     }
+    std::string sendError;
     if (m_process->started()) {
         const std::string dir = fs::absolute(jobDir).string();
         std::size_t at = 0;
@@ -122,8 +138,13 @@ SubprocessResult PrestartedRunner::run(
             const ksr::HandoffMessage m {dir,
                 {fds.begin() + static_cast<std::ptrdiff_t>(at), fds.begin() + static_cast<std::ptrdiff_t>(at + n)},
                 at + n == fds.size()};
-            if (!sendMessage(m_socket, m))
-                break; // the runner is gone; finish() reports how it ended
+            if (!sendMessage(m_socket, m)) {
+                sendError = std::strerror(errno);
+                // Without its whole job the runner must not wait out the limit: the socket
+                // shut, it sees the end of the handoff and leaves.
+                ::shutdown(m_socket, SHUT_RDWR);
+                break;
+            }
             at += n;
         } while (at < fds.size());
     }
@@ -132,6 +153,12 @@ SubprocessResult PrestartedRunner::run(
     SubprocessResult result = m_process->finish(m_handedOverAt + timeout);
     ::close(m_socket);
     m_socket = -1;
+    // The limit counts from the handoff, and so does the time reported with it.
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_handedOverAt).count();
+    if (!sendError.empty()) {
+        result.started = false;
+        result.error = "the job could not be handed to the runner: " + sendError;
+    }
     return result;
 }
 

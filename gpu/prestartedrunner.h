@@ -35,26 +35,29 @@ public:
     PrestartedRunner(const PrestartedRunner&) = delete;
     PrestartedRunner& operator=(const PrestartedRunner&) = delete;
 
-    const RunnerKind& kind() const { return m_kind; }
+    [[nodiscard]] const RunnerKind& kind() const { return m_kind; }
+    // Whether the runner is still there to take a job (it did not die while it waited).
+    [[nodiscard]] bool alive() const;
     // Waits until the runner says its backend is ready (true), it dies or `timeout` passes.
     // Never needed before run(); it lets a caller (a test, a benchmark) know the start-up is over.
     bool waitUntilReady(std::chrono::milliseconds timeout);
 
     // Hands the job over (the folder holding job.json, and every descriptor job.json names) and
     // waits for the runner to end, killing its group when `timeout` from now has passed. Once.
-    // A runner that died before the job came is reported as it ended; a failed send is not an
-    // error of its own: the runner, left without its job, says what went wrong as it exits.
+    // A runner that died before the job came is reported as it ended (callers check alive()
+    // first); a job that could not be sent is reported as not started, with the reason.
     SubprocessResult run(
         const std::filesystem::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout);
     // When run() sent the job, on the steady clock: with the runner's ready time, how long the
     // job waited for its runner.
-    std::chrono::steady_clock::time_point handedOverAt() const { return m_handedOverAt; }
+    [[nodiscard]] std::chrono::steady_clock::time_point handedOverAt() const { return m_handedOverAt; }
 
 private:
     RunnerKind m_kind;
     int m_socket = -1; // ours; the runner's end is closed here once it has started
     std::unique_ptr<ChildProcess> m_process;
     std::chrono::steady_clock::time_point m_handedOverAt;
+    std::string m_setupError; // why there is no process (no socket could be made)
 };
 
 } // namespace ks

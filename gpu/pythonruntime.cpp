@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -111,6 +112,13 @@ PythonProbe probePython(const PythonRuntime& runtime, bool needTriton, bool need
         }
     } catch (const nlohmann::json::exception& e) {
         probe.problem = runtime.interpreter + ": unreadable probe answer: " + e.what();
+        return probe;
+    }
+    // The runner takes its job's descriptors with socket.recv_fds, new in Python 3.9.
+    int major = 0, minor = 0;
+    if (std::sscanf(probe.python.c_str(), "%d.%d", &major, &minor) == 2 && (major < 3 || (major == 3 && minor < 9))) {
+        probe.problem = runtime.interpreter + " is Python " + probe.python
+            + "; the Python runner needs 3.9 or newer: " + howToPoint();
         return probe;
     }
     if (needCuda && !probe.cuda)

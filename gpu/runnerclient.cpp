@@ -191,11 +191,18 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
     result.writeSeconds = since(t0);
     std::sort(fds.begin(), fds.end());
     fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
-    if (!runner || !(runner->kind() == runnerKind(job)))
-        runner = std::make_unique<PrestartedRunner>(runnerKind(job));
+    if (!runner || !(runner->kind() == runnerKind(job)) || !runner->alive())
+        runner = std::make_unique<PrestartedRunner>(runnerKind(job)); // never charge a candidate for a dead one
     const auto t1 = std::chrono::steady_clock::now();
     result.process = runner->run(job.jobDir, fds, job.timeout);
     result.processSeconds = since(t1);
+    if (!result.process.started) {
+        for (auto& c : result.calls) {
+            c.status = RunnerCallOutcome::Status::HarnessError;
+            c.message = "the runner could not be started: " + result.process.error;
+        }
+        return result;
+    }
     const auto t2 = std::chrono::steady_clock::now();
 
     // Read what the runner recorded; the last "started" without an end is the call that died.

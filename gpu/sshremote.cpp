@@ -7,23 +7,16 @@ namespace ks {
 
 namespace {
 
-// Host names, user names and ports go to the shell unquoted: letters, digits and . _ - only
-// (and : inside brackets for an IPv6 address), so nothing in an address is ever a shell word.
+// Every part of an address goes through two shells unquoted (the local `sh -c` that starts the
+// worker, then the remote one that ssh hands the command to), so only characters that no shell
+// treats specially are taken: letters, digits and . _ - (with : for an IPv6 address, / and + and
+// ~ in a path), and no leading '-', which ssh would read as an option.
 bool plainWord(const std::string& s, const std::string& extra = "")
 {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) {
+    return !s.empty() && s.front() != '-' && std::all_of(s.begin(), s.end(), [&](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'
             || extra.find(c) != std::string::npos;
     });
-}
-
-// A remote path in single quotes, for the remote shell that ssh hands the command to.
-std::string quoted(const std::string& path)
-{
-    std::string out = "'";
-    for (const char c : path)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
 }
 
 } // namespace
@@ -79,9 +72,11 @@ std::optional<std::string> sshWorkerCommand(const std::string& url, const std::s
         error = "'" + url + "': no host name, or one with characters a host name does not have";
         return std::nullopt;
     }
-    if (!port.empty()
-        && (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) || port.size() > 5
-            || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
+    const bool portGiven = rest.find(':') != std::string::npos && (rest.front() != '[' || rest.back() != ']');
+    if ((portGiven && port.empty())
+        || (!port.empty()
+            && (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) || port.size() > 5
+                || std::stoi(port) < 1 || std::stoi(port) > 65535))) {
         error = "'" + url + "': the port '" + port + "' is not a number from 1 to 65535";
         return std::nullopt;
     }
@@ -89,11 +84,17 @@ std::optional<std::string> sshWorkerCommand(const std::string& url, const std::s
         error = "'" + url + "': the path after the host names the remote ksearch executable, not '/'";
         return std::nullopt;
     }
+    if (!path.empty() && !plainWord(path, "/+~")) {
+        error = "'" + url + "': the path '" + path
+            + "' may hold letters, digits and . _ - / + ~ only (it passes through two shells); use --worker "
+              "with your own ssh command for another";
+        return std::nullopt;
+    }
     std::string command = ssh + " -o BatchMode=yes";
     if (!port.empty())
         command += " -p " + port;
     command += " " + (user.empty() ? std::string() : user + "@") + host;
-    command += " " + (path.empty() ? std::string("ksearch") : quoted(path)) + " worker";
+    command += " " + (path.empty() ? std::string("ksearch") : path) + " worker";
     return command;
 }
 

@@ -7,6 +7,9 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
+#include <nlohmann/json.hpp>
+
+#include <evaluator.h>
 #include <fstream>
 #include <map>
 #include <set>
@@ -34,6 +37,7 @@ private slots:
     void parallelRunResumesAfterEveryEvent_data();
     void parallelRunResumesAfterEveryEvent();
     void personsProgramsJoinTheQueue();
+    void everyEvaluatorGetsTheSearchsSecret();
 
 private:
     struct Sequenced {
@@ -402,6 +406,49 @@ void TestParallelSearch::personsProgramsJoinTheQueue()
     }
     QCOMPARE(persons, 2);
     QCOMPARE(evaluated, written);
+}
+
+void TestParallelSearch::everyEvaluatorGetsTheSearchsSecret()
+{
+    // Two local evaluators and two workers whose requests are copied on the way in: each is
+    // given a candidate, and all four draw their inputs from one secret, drawn for this search
+    // (a worker told 0 would draw its own).
+    RunOptions o = m_fixture->options();
+    o.localEvaluators = 2;
+    o.workerTask = m_fixture->taskDir().string();
+    const std::string ksearch = (test::binDir() / "ksearch").string();
+    std::vector<fs::path> logs;
+    for (int i = 0; i < 2; ++i) {
+        logs.push_back(m_root / ("secret-requests-" + std::to_string(i) + ".jsonl"));
+        o.workerCommands.push_back("tee " + logs.back().string() + " | " + ksearch + " worker");
+    }
+    std::string error;
+    auto run = SearchRun::create(m_root / "secret", m_fixture->config(EngineFixture::settings(4, 1)), o, error);
+    QVERIFY2(run, error.c_str());
+    QCOMPARE(run->evaluators().size(), std::size_t {4});
+    const fs::path kernel = m_root / "secret-kernel.cpp";
+    test::writeText(kernel, test::scaleKernel(1));
+    std::set<std::uint64_t> secrets;
+    for (const EvaluatorSlot& slot : run->evaluators()) {
+        const Evaluation e = slot.evaluator->evaluate(kernel);
+        QVERIFY2(e.status == Verdict::Passed, (slot.name + ": " + e.log).c_str());
+        if (const auto* local = dynamic_cast<const Evaluator*>(slot.evaluator))
+            secrets.insert(local->settings().seed);
+    }
+    for (const fs::path& log : logs) {
+        int requests = 0;
+        std::ifstream in(log);
+        for (std::string line; std::getline(in, line);) {
+            const auto j = nlohmann::json::parse(line);
+            if (j.value("type", std::string()) == "evaluate") {
+                ++requests;
+                secrets.insert(j.at("settings").at("seed").get<std::uint64_t>());
+            }
+        }
+        QCOMPARE(requests, 1);
+    }
+    QCOMPARE(secrets.size(), std::size_t {1});
+    QVERIFY(*secrets.begin() != 0);
 }
 
 KS_TEST_MAIN_CORE(TestParallelSearch)

@@ -213,6 +213,9 @@ void TestPythonRunner::cliNamesWhatIsMissing_data()
                                          << u"cannot run the Python interpreter '/nonexistent/python3'"_qs;
     QTest::newRow("interpreter without torch")
         << QStringList {u"--python"_qs, fakeTorch} << 3 << u"cannot import torch: install torch for it, or point"_qs;
+    QTest::newRow("interpreter too old") << QStringList {u"--python"_qs,
+        QString::fromStdString((m_root / "python-3.8").string())}
+                                         << 3 << u"is Python 3.8.10; the Python runner needs 3.9 or newer"_qs;
     QTest::newRow("triton on the host") << QStringList {u"--language"_qs, u"triton"_qs, u"--backend"_qs, u"host"_qs}
                                         << 2 << u"triton candidates run on the GPU"_qs;
     QTest::newRow("unknown language") << QStringList {u"--language"_qs, u"fortran"_qs} << 2
@@ -231,6 +234,13 @@ void TestPythonRunner::cliNamesWhatIsMissing()
     const fs::path wrapper = m_root / "python-without-torch";
     test::writeText(wrapper, "#!/bin/sh\nPYTHONPATH='" + blocker.string() + "' exec " + m_python + " \"$@\"\n");
     fs::permissions(wrapper, fs::perms::owner_all);
+    // A python3 that reports 3.8 (the runner needs socket.recv_fds, new in 3.9).
+    const fs::path old = m_root / "python-3.8";
+    test::writeText(old,
+        "#!/bin/sh\nif [ \"$2\" = --probe ]; then echo '{\"python\": \"3.8.10\", \"executable\": "
+        "\"/usr/bin/python3.8\", \"torch\": \"2.1.0\", \"cuda\": false}'; exit 0; fi\nexec "
+            + m_python + " \"$@\"\n");
+    fs::permissions(old, fs::perms::owner_all);
     const fs::path file = candidate("cli-honest", kHonest);
     QStringList args {u"eval"_qs, u"--task"_qs, QString::fromStdString((m_root / "scale").string()), u"--backend"_qs,
         u"host"_qs, QString::fromStdString(file.string())};

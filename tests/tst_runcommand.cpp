@@ -36,7 +36,6 @@ private slots:
     void evaluatesThroughAWorker();
     void workerThatDiesHaltsTheRun();
     void parallelEvaluatorsGoOnWithoutALostOne();
-    void workersShareTheSearchsSecret();
     void parallelFlagsAreChecked_data();
     void parallelFlagsAreChecked();
 
@@ -304,39 +303,6 @@ void TestRunCommand::parallelEvaluatorsGoOnWithoutALostOne()
     }
     QVERIFY(!workers.contains(dying.toStdString()) && !workers.contains("exit 7"));
     QVERIFY2(workers.size() == 2 || (workers.size() == 1 && !workers.contains("")), "named evaluators only");
-}
-
-void TestRunCommand::workersShareTheSearchsSecret()
-{
-    // Two workers whose requests are copied to a file on the way in: every request of both
-    // carries the same secret, drawn for this search (not 0, which would let each draw its own).
-    const QString task = QString::fromStdString((m_root / "scale").string());
-    const QString ksearch = QString::fromStdString((test::binDir() / "ksearch").string());
-    QStringList args = runArgs(QString::fromStdString((m_root / "shared-secret").string()), 4);
-    std::vector<fs::path> logs;
-    for (int i = 0; i < 2; ++i) {
-        logs.push_back(m_root / ("requests-" + std::to_string(i) + ".jsonl"));
-        args << u"--worker"_qs
-             << u"tee "_qs + QString::fromStdString(logs.back().string()) + u" | "_qs + ksearch + u" worker"_qs;
-    }
-    args << u"--local-workers"_qs << u"0"_qs << u"--worker-task"_qs << task;
-    const auto r = test::runProgram(u"ksearch"_qs, args, 300000, environment());
-    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
-    std::set<std::uint64_t> secrets;
-    int requests = 0;
-    for (const fs::path& log : logs) {
-        std::ifstream in(log);
-        for (std::string line; std::getline(in, line);) {
-            const auto j = nlohmann::json::parse(line);
-            if (j.value("type", std::string()) != "evaluate")
-                continue;
-            ++requests;
-            secrets.insert(j.at("settings").at("seed").get<std::uint64_t>());
-        }
-    }
-    QCOMPARE(requests, 4);
-    QCOMPARE(secrets.size(), std::size_t {1});
-    QVERIFY(*secrets.begin() != 0);
 }
 
 void TestRunCommand::parallelFlagsAreChecked_data()

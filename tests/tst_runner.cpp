@@ -32,6 +32,7 @@ private slots:
     void unwrittenOutputsAreNotJudged();
     void runnerStartedAheadWaitsForItsJob();
     void manyBuffersTakeSeveralHandoffMessages();
+    void runnerThatDiedWhileWaitingIsReplaced();
     void candidateSeesNoHandoffSocket();
 
 private:
@@ -295,6 +296,25 @@ void TestRunner::runnerStartedAheadWaitsForItsJob()
     qunsetenv("KSEARCH_RUNNER");
     QVERIFY(allCallsCorrect(j, cold));
     QVERIFY2(cold.startupSeconds > 0.5, std::to_string(cold.startupSeconds).c_str());
+}
+
+void TestRunner::runnerThatDiedWhileWaitingIsReplaced()
+{
+    // A runner started ahead that died before its job came (a device that refused it a context)
+    // is not handed the candidate: its failure is not the candidate's. A fresh one runs the job.
+    const CompileResult lib = build("replaced", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2);
+    const fs::path dying = fs::path(m_dir.path().toStdString()) / "dying-runner.sh";
+    test::writeText(dying, "#!/bin/sh\necho 'CUDA unavailable (the test)' >&2\nexit 3\n");
+    fs::permissions(dying, fs::perms::owner_all);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(dying.string()));
+    auto ahead = std::make_unique<PrestartedRunner>(runnerKind(j));
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY(!ahead->waitUntilReady(20s)); // returns once the runner has gone
+    QVERIFY(!ahead->alive());
+    const RunnerJobResult r = runRunnerJob(j, std::move(ahead));
+    QVERIFY(allCallsCorrect(j, r));
 }
 
 void TestRunner::manyBuffersTakeSeveralHandoffMessages()

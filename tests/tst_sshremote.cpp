@@ -26,13 +26,16 @@ void TestSshRemote::addressesBecomeCommands_data()
                           << "ssh -o BatchMode=yes gpu-box ksearch worker";
     QTest::newRow("user, port, path") << "ssh://alice@gpu-box.lab:2222/opt/ks/bin/ksearch"
                                       << "ssh"
-                                      << "ssh -o BatchMode=yes -p 2222 alice@gpu-box.lab '/opt/ks/bin/ksearch' worker";
+                                      << "ssh -o BatchMode=yes -p 2222 alice@gpu-box.lab /opt/ks/bin/ksearch worker";
     QTest::newRow("ipv6") << "ssh://[::1]:22"
                           << "ssh"
                           << "ssh -o BatchMode=yes -p 22 ::1 ksearch worker";
-    QTest::newRow("quote in the path") << "ssh://h/home/o'neil/ksearch"
+    QTest::newRow("ipv6 without port") << "ssh://[::1]"
                                        << "ssh"
-                                       << "ssh -o BatchMode=yes h '/home/o'\\''neil/ksearch' worker";
+                                       << "ssh -o BatchMode=yes ::1 ksearch worker";
+    QTest::newRow("plus and tilde in the path") << "ssh://h/~/bin/ksearch+cuda13"
+                                                << "ssh"
+                                                << "ssh -o BatchMode=yes h /~/bin/ksearch+cuda13 worker";
     QTest::newRow("own ssh command") << "ssh://h"
                                      << "ssh -i /k/id -F /k/config"
                                      << "ssh -i /k/id -F /k/config -o BatchMode=yes h ksearch worker";
@@ -61,18 +64,35 @@ void TestSshRemote::malformedAddressesAreNamed_data()
                              << "no host name";
     QTest::newRow("shell in the host") << "ssh://h;reboot"
                                        << "no host name, or one with characters";
+    QTest::newRow("host read as an option") << "ssh://-Fevil"
+                                            << "no host name, or one with characters";
     QTest::newRow("space in the user") << "ssh://a b@h"
                                        << "the user name 'a b'";
+    QTest::newRow("user read as an option") << "ssh://-F@h"
+                                            << "the user name '-F'";
     QTest::newRow("port zero") << "ssh://h:0"
                                << "the port '0'";
     QTest::newRow("port too large") << "ssh://h:99999"
                                     << "the port '99999'";
     QTest::newRow("port not a number") << "ssh://h:ssh"
                                        << "the port 'ssh'";
+    QTest::newRow("empty port") << "ssh://h:"
+                                << "the port ''";
+    QTest::newRow("empty port after brackets") << "ssh://[::1]:"
+                                               << "the port ''";
     QTest::newRow("bare slash") << "ssh://h/"
                                 << "names the remote ksearch executable";
     QTest::newRow("unclosed bracket") << "ssh://[::1"
                                       << "not an IPv6 address";
+    // The path passes through two shells: nothing in it may be a shell word or quote.
+    QTest::newRow("quote in the path") << "ssh://h/home/o'neil/ksearch"
+                                       << "the path '/home/o'neil/ksearch' may hold";
+    QTest::newRow("command in the path") << "ssh://h/opt/ks;reboot"
+                                         << "the path '/opt/ks;reboot' may hold";
+    QTest::newRow("space in the path") << "ssh://h/opt/my ks/ksearch"
+                                       << "the path '/opt/my ks/ksearch' may hold";
+    QTest::newRow("substitution in the path") << "ssh://h/opt/$(id)/ksearch"
+                                              << "may hold";
 }
 
 void TestSshRemote::malformedAddressesAreNamed()

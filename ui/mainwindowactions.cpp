@@ -27,6 +27,8 @@
 #include <QTableWidget>
 #include <QToolBar>
 
+#include <spdlog/spdlog.h>
+
 #include <gpulist.h>
 #include <searchrun.h>
 #include <sshremote.h>
@@ -219,6 +221,8 @@ RunOptions MainWindow::runOptions() const
             : std::optional<std::string>(worker.toStdString());
         if (command)
             o.workerCommands.push_back(*command);
+        else
+            spdlog::warn("left out of the search: worker {}: {}", worker.toStdString(), error);
     }
     o.slurm = Settings::get(settings::slurm).toStdString();
     o.slurmWorkers = Settings::get(settings::slurmWorkers);

@@ -230,6 +230,13 @@ std::unique_ptr<Backend> makeCudaBackend()
     return std::make_unique<CudaBackend>();
 }
 
+// cudaComputeMode: 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process.
+static int computeMode(int device)
+{
+    int mode = 0;
+    return cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, device) == cudaSuccess ? mode : 0;
+}
+
 std::string probeDevices()
 {
     nlohmann::json out {{"cuda_runtime", true}, {"devices", nlohmann::json::array()}};
@@ -251,7 +258,7 @@ std::string probeDevices()
         out["devices"].push_back({{"index", i}, {"name", p.name}, {"major", p.major}, {"minor", p.minor},
             {"sm_count", p.multiProcessorCount}, {"l2_bytes", p.l2CacheSize},
             {"persisting_l2_max_bytes", p.persistingL2CacheMaxSize}, {"memory_bytes", p.totalGlobalMem},
-            {"memory_bus_bits", p.memoryBusWidth}});
+            {"memory_bus_bits", p.memoryBusWidth}, {"compute_mode", computeMode(i)}});
     }
     return out.dump();
 }

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <iostream>
 #include <sched.h>
 #include <sys/resource.h>
@@ -166,6 +167,7 @@ int runJob(const std::string& dir)
 // Started ahead of its job: everything up to a ready backend now, then the job from the socket.
 int runHandedOverJob(const std::string& backendName, int socket)
 {
+    ::fcntl(socket, F_SETFD, FD_CLOEXEC); // nothing this process may start inherits it
     ReadyBackend ready = prepareBackend(backendName);
     if (!ready.backend)
         return ready.failure;

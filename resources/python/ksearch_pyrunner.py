@@ -557,6 +557,8 @@ def receive_job(fd):
             message = json.loads(payload)
             if len(message["fds"]) != len(fds):
                 raise ValueError("handoff socket: %d descriptors named, %d received" % (len(message["fds"]), len(fds)))
+            for received in fds:
+                os.set_inheritable(received, False)  # as the C++ runner's MSG_CMSG_CLOEXEC
             descriptors.update(zip(message["fds"], fds))
             job_dir = message["job"]
             if message["last"]:
@@ -575,6 +577,7 @@ def run_job(job_dir):
 
 def run_handed_over(backend, fd):
     """Started ahead of its job: everything up to a ready device now, then the job from the socket."""
+    os.set_inheritable(fd, False)  # nothing this process may start inherits it
     ready = ready_device(backend)
     if isinstance(ready, int):
         return ready
