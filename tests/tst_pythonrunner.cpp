@@ -129,6 +129,15 @@ void TestPythonRunner::verdicts_data()
             + "    found = [k for k, v in os.environ.items() if 'API_KEY' in k or 'sk-must-not-leak' in v]\n"
               "    if found:\n        raise RuntimeError('saw ' + ','.join(found))\n",
         Verdict::Passed, "");
+    // The socket that brought the job is closed before the candidate is imported: nothing it
+    // does can reach ksearch through it. It raises when it finds any socket open.
+    row("looks for the handoff socket",
+        std::string("import os\n") + kHonest
+            + "    links = [os.readlink('/proc/self/fd/' + d) for d in os.listdir('/proc/self/fd')\n"
+              "             if os.path.exists('/proc/self/fd/' + d)]\n"
+              "    sockets = [l for l in links if l.startswith('socket:')]\n"
+              "    if sockets:\n        raise RuntimeError('open: ' + ','.join(sockets))\n",
+        Verdict::Passed, "");
     row("raises", "def run(x, alpha, y):\n    return 1 / 0\n", Verdict::RuntimeError, "ZeroDivisionError");
     row("returns the wrong shape", "def run(x, alpha):\n    return (x * alpha)[:-1]\n", Verdict::RuntimeError,
         "returned output y is torch.float32");
