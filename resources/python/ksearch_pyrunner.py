@@ -212,13 +212,12 @@ def statistics(values):
 class Harness:
     """One job: the candidate, its buffers and the calls, as gpu/runner/callexecutor.cpp."""
 
-    def __init__(self, torch, job, device, descriptors=None):
+    def __init__(self, torch, job, device):
         self.torch = torch
         self.job = job
         self.dev = device
         self.fields = job["fields"]
         self.mappings = []  # shared-memory maps stay open until the process ends
-        self.descriptors = descriptors  # job.json's numbers -> the descriptors handed over; None: inherited
 
     # ---- buffers
 
@@ -236,10 +235,6 @@ class Harness:
         if nbytes == 0:
             return self.torch.empty(0, dtype=self.torch.uint8)
         fd = buffer["fd"]
-        if self.descriptors is not None:
-            if fd not in self.descriptors:
-                raise RuntimeError(what + ": descriptor " + str(fd) + " was not handed over")
-            fd = self.descriptors[fd]
         if os.fstat(fd).st_size < nbytes:
             raise RuntimeError(what + ": shared buffer is shorter than " + str(nbytes) + " bytes")
         prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
@@ -567,12 +562,28 @@ def receive_job(fd):
         sock.close()
 
 
+def renumber_descriptors(job, descriptors):
+    """Points every buffer of the job at the descriptor received for it (handoff.cpp's
+    renumberDescriptors): a buffer whose descriptor was not handed over stops the job before the
+    candidate is loaded, as in ksearch-runner."""
+    for call in job["calls"]:
+        sets = [call.get("inputs", {}), call.get("outputs", {})]
+        for key in ("timing_inputs", "timing_outputs", "swapped_outputs"):
+            sets.extend(call.get(key, []))
+        for buffers in sets:
+            for name, buffer in buffers.items():
+                if buffer["fd"] not in descriptors:
+                    raise ValueError("call %s, buffer %s: descriptor %d was not handed over"
+                                     % (call["id"], name, buffer["fd"]))
+                buffer["fd"] = descriptors[buffer["fd"]]
+
+
 def run_job(job_dir):
     job = read_job(job_dir)
     ready = ready_device(job.get("backend"))
     if isinstance(ready, int):
         return ready
-    return execute_job(job_dir, job, ready, time.monotonic(), None)
+    return execute_job(job_dir, job, ready, time.monotonic())
 
 
 def run_handed_over(backend, fd):
@@ -587,14 +598,15 @@ def run_handed_over(backend, fd):
         return EXIT_OK  # ksearch no longer needs this runner
     job_dir, descriptors = received
     job = read_job(job_dir)
+    renumber_descriptors(job, descriptors)
     if job.get("backend") != backend:
         print("ksearch-pyrunner: the job is for the %s backend, this runner was started for %s"
               % (job.get("backend"), backend), file=sys.stderr)
         return EXIT_USAGE
-    return execute_job(job_dir, job, ready, ready_at, descriptors)
+    return execute_job(job_dir, job, ready, ready_at)
 
 
-def execute_job(job_dir, job, ready, ready_at, descriptors):
+def execute_job(job_dir, job, ready, ready_at):
     torch, device, isolated, startup = ready
     device.calibrate()
     results = open(os.path.join(job_dir, "result.jsonl"), "w")
@@ -608,7 +620,7 @@ def execute_job(job_dir, job, ready, ready_at, descriptors):
     if job["bench"].get("enabled") and job.get("measure_device"):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
-    harness = Harness(torch, job, device, descriptors)
+    harness = Harness(torch, job, device)
     try:
         fn = load_candidate(job["library"], job.get("symbol", "run"))
         harness.bind(fn)
