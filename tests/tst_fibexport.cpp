@@ -157,6 +157,10 @@ void TestFibExport::pythonSolutionIsItsOwnEntryPoint_data()
         << u"def run(\n    hidden_states,\n    weight,\n    eps=(1e-6, 0)[0],\n):\n    return hidden_states\n"_qs
         << python << false;
     QTest::newRow("*args") << u"def run(*tensors):\n    pass\n"_qs << python << true;
+    // **kwargs takes no positional argument: the inputs alone, so it returns its outputs (as the
+    // Python runner calls it, and as FlashInfer-Bench's own Triton example is written).
+    QTest::newRow("**kwargs") << u"def run(hidden_states, weight, eps, **kwargs):\n    return hidden_states\n"_qs
+                              << python << false;
 }
 
 void TestFibExport::pythonSolutionIsItsOwnEntryPoint()

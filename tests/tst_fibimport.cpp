@@ -283,7 +283,8 @@ void TestFibImport::importSearchExport()
     QCOMPARE(solution["spec"]["language"].get<std::string>(), std::string("python"));
     QCOMPARE(solution["spec"]["entry_point"].get<std::string>(), std::string("main.py::run"));
     QVERIFY(solution["spec"]["destination_passing_style"].get<bool>());
-    QVERIFY(fs::exists(exported / "traces.jsonl"));
+    QVERIFY(
+        fs::exists(exported / "flashinfer-bench" / "traces" / "k-search-studio" / "rmsnorm" / "rmsnorm_h128.jsonl"));
 }
 
 KS_TEST_MAIN_CORE(TestFibImport)

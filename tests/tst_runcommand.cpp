@@ -144,13 +144,21 @@ void TestRunCommand::killResumeExport()
     QCOMPARE(solution["sources"].size(), std::size_t {3});
     // FlashInfer-Bench traces: a line per evaluation and workload, each naming an exported solution;
     // the fields FlashInfer-Bench's validator requires per status.
-    std::istringstream traces(test::readText(m_root / "export" / "traces.jsonl"));
+    // Where a FlashInfer-Bench dataset keeps them: solutions/<author>/<op_type>/<definition>/ and
+    // traces/<author>/<op_type>/<definition>.jsonl, the author and op_type the files' own.
+    const fs::path fib = m_root / "export" / "flashinfer-bench";
+    QCOMPARE(solution["author"].get<std::string>(), std::string("k-search-studio"));
+    std::istringstream traces(test::readText(fib / "traces" / "k-search-studio" / "elementwise" / "scale.jsonl"));
     int lines = 0, passed = 0;
     for (std::string line; std::getline(traces, line); ++lines) {
         const auto t = nlohmann::json::parse(line);
         QCOMPARE(t["definition"].get<std::string>(), std::string("scale"));
         const std::string name = t["solution"].get<std::string>();
-        QVERIFY2(fs::exists(m_root / "export" / "solutions" / (name + ".json")), name.c_str());
+        const fs::path file = fib / "solutions" / "k-search-studio" / "elementwise" / "scale" / (name + ".json");
+        QVERIFY2(fs::exists(file), name.c_str());
+        const auto stored = nlohmann::json::parse(test::readText(file));
+        QCOMPARE(stored["name"].get<std::string>(), name);
+        QCOMPARE(stored["author"].get<std::string>(), std::string("k-search-studio"));
         QVERIFY(t["workload"].contains("uuid") && t["workload"].contains("axes"));
         const auto& ev = t["evaluation"];
         const std::string status = ev["status"].get<std::string>();

@@ -171,8 +171,15 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
     }
     if (task) {
         // FlashInfer-Bench: every evaluated program as a Solution, and a Trace line per workload
-        // of each evaluation, naming its solution.
-        fs::create_directories(outDir / "solutions", ec);
+        // of each evaluation, naming its solution, where a FlashInfer-Bench dataset keeps them
+        // (solutions/<author>/<op_type>/<definition>/<name>.json and
+        // traces/<author>/<op_type>/<definition>.jsonl), so the folder merges into one.
+        const Definition& def = task->definition;
+        const std::string group =
+            std::string(kFibAuthor) + "/" + (def.opType.empty() ? std::string("unknown") : def.opType);
+        const std::string solutions = "flashinfer-bench/solutions/" + group + "/" + def.name;
+        fs::create_directories(outDir / solutions, ec);
+        fs::create_directories(outDir / ("flashinfer-bench/traces/" + group), ec);
         std::set<std::string> programs;
         for (const Attempt& at : s.tree.attempts()) {
             if (!at.evaluated || !programs.insert(at.program).second)
@@ -181,15 +188,18 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
                 "A K-Search candidate (node " + at.node + ", " + std::string(verdictName(at.evaluation.status)) + ").",
                 session.programSource(at.program), c.backend != "host", at.evaluation.device, c.candidateLanguage()};
             std::string why;
-            const auto solution = fibSolution(task->definition, in, why);
+            const auto solution = fibSolution(def, in, why);
             if (!solution)
                 break; // the same reason as for solution.json, already reported
-            write("solutions/" + in.name + ".json", solution->dump(1) + "\n");
+            write(solutions + "/" + in.name + ".json", solution->dump(1) + "\n");
         }
         std::string traces;
         for (const auto& line : fibTraces(s, task, c.taskName, utcTimestamp()))
             traces += line.dump() + "\n";
-        write("traces.jsonl", traces);
+        write("flashinfer-bench/traces/" + group + "/" + def.name + ".jsonl", traces);
+        if (c.backend == "host")
+            result.warnings.push_back("the FlashInfer-Bench solutions are C++ for the CPU (a host-backend search): "
+                                      "FlashInfer-Bench runs solutions on CUDA devices only");
     }
     write("report.md", renderReport(session, s, task));
     write("tree.json",

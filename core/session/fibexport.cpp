@@ -130,6 +130,8 @@ bool pythonRunTakesOutputs(const Definition& def, const std::string& source)
     }
     std::size_t positional = 0;
     for (const std::string& p : params) {
+        if (p.rfind("**", 0) == 0)
+            break; // **kwargs takes no positional argument
         if (p.rfind("*", 0) == 0 && p != "*")
             return true; // *args takes anything: the runner passes the outputs too
         if (p == "*")
@@ -146,7 +148,7 @@ std::optional<nlohmann::json> fibSolution(const Definition& def, const FibSoluti
         nlohmann::json deps = nlohmann::json::array({"torch"});
         if (in.language == Language::Triton)
             deps.push_back("triton");
-        return nlohmann::json {{"name", in.name}, {"definition", def.name}, {"author", "K-Search Studio"},
+        return nlohmann::json {{"name", in.name}, {"definition", def.name}, {"author", kFibAuthor},
             {"description", in.description},
             {"spec",
                 {{"language", std::string(languageName(in.language))},
@@ -159,7 +161,7 @@ std::optional<nlohmann::json> fibSolution(const Definition& def, const FibSoluti
     if (!binding)
         return std::nullopt;
     const std::string kernel = in.cuda ? "kernel.cu" : "kernel.cpp";
-    return nlohmann::json {{"name", in.name}, {"definition", def.name}, {"author", "K-Search Studio"},
+    return nlohmann::json {{"name", in.name}, {"definition", def.name}, {"author", kFibAuthor},
         {"description", in.description},
         {"spec",
             {{"language", in.cuda ? "cuda" : "cpp"},

@@ -44,6 +44,10 @@ std::optional<nlohmann::json> fibSolution(const Definition& def, const FibSoluti
 // The solution name ksearch gives the program with content hash `program` on `taskName`.
 std::string fibSolutionName(const std::string& taskName, const std::string& program);
 
+// The Solutions' author, also a folder of a FlashInfer-Bench dataset (solutions/<author>/...):
+// a plain word.
+inline constexpr const char* kFibAuthor = "k-search-studio";
+
 // Trace lines for every evaluated attempt and every workload it ran on, in attempt order.
 // FlashInfer-Bench has no REJECTED: ksearch's rejections (cheats, impossible timings) are written
 // as RUNTIME_ERROR with the reason in the log. reference_latency_ms is ksearch's baseline (the
