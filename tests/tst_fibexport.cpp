@@ -2,7 +2,10 @@
 #include "testsupport.h"
 
 #include <session/fibexport.h>
+#include <session/fibworkloads.h>
 #include <task/abiheader.h>
+#include <task/inputgenerator.h>
+#include <task/safetensors.h>
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -28,6 +31,7 @@ private slots:
     void bindingRunsTheHostKernel();
     void unbindableDefinitionsAreRefused_data();
     void unbindableDefinitionsAreRefused();
+    void workloadsBecomeFlashInferInputs();
 };
 
 static Definition loadDefinition(const std::string& task)
@@ -183,6 +187,51 @@ void TestFibExport::pythonSolutionIsItsOwnEntryPoint()
     QCOMPARE((*solution)["sources"][0]["content"].get<std::string>(), source.toStdString());
     const bool wantsTriton = in.language == Language::Triton;
     QCOMPARE(spec["dependencies"].size(), std::size_t {wantsTriton ? 2u : 1u});
+}
+
+void TestFibExport::workloadsBecomeFlashInferInputs()
+{
+    // GQA decode's index tensors come from this project's generators (indptr, unique indices),
+    // which FlashInfer-Bench does not know: each becomes a safetensors blob of the dataset,
+    // holding exactly what the generator makes; random inputs stay random.
+    const auto loaded = loadTask(test::tasksDir() / "gqa_paged_decode_h32_kv4_d128_ps1");
+    QVERIFY(loaded.task);
+    const Task& task = *loaded.task;
+    QTemporaryDir root;
+    std::string error;
+    const auto workloads = fibWorkloads(task, root.path().toStdString(), error);
+    QVERIFY2(workloads, error.c_str());
+    QCOMPARE(workloads->size(), task.workloads.size());
+    int blobs = 0;
+    for (const Workload& w : task.workloads) {
+        const nlohmann::json& line = workloads->at(w.uuid);
+        QCOMPARE(line["uuid"].get<std::string>(), w.uuid);
+        const InputGenerator generator(task.definition, w, kFibExportSeed);
+        for (const TensorSpec& spec : task.definition.inputs) {
+            const nlohmann::json& input = line["inputs"][spec.name];
+            const std::string type = input["type"].get<std::string>();
+            QVERIFY2(type == "random" || type == "scalar" || type == "safetensors", (spec.name + ": " + type).c_str());
+            if (w.inputs.at(spec.name).kind == InputSource::Kind::Random) {
+                QCOMPARE(type, std::string("random"));
+                continue;
+            }
+            if (type != "safetensors")
+                continue;
+            ++blobs;
+            const std::string path = input["path"].get<std::string>();
+            QVERIFY2(path.rfind("blob/workloads/gqa_paged/gqa_paged_decode_h32_kv4_d128_ps1/", 0) == 0, path.c_str());
+            const fs::path file = fs::path(root.path().toStdString()) / path;
+            const auto index = readSafetensorsIndex(file, error);
+            QVERIFY2(index, error.c_str());
+            const SafetensorsTensor& stored = index->at(input["tensor_key"].get<std::string>());
+            const HostTensor expected = generator.generate(spec);
+            QCOMPARE(stored.shape, expected.shape);
+            std::vector<std::byte> bytes(stored.bytes);
+            QVERIFY2(readSafetensorsData(file, stored, bytes, error), error.c_str());
+            QVERIFY2(bytes == expected.data, (w.uuid + ": " + spec.name).c_str());
+        }
+    }
+    QVERIFY(blobs >= 2 * static_cast<int>(task.workloads.size())); // kv_indptr and kv_indices of each
 }
 
 KS_TEST_MAIN_CORE(TestFibExport)

@@ -148,6 +148,14 @@ void TestRunCommand::killResumeExport()
     // traces/<author>/<op_type>/<definition>.jsonl, the author and op_type the files' own.
     const fs::path fib = m_root / "export" / "flashinfer-bench";
     QCOMPARE(solution["author"].get<std::string>(), std::string("k-search-studio"));
+    std::istringstream workloads(test::readText(fib / "workloads" / "elementwise" / "scale.jsonl"));
+    int workloadLines = 0;
+    for (std::string line; std::getline(workloads, line); ++workloadLines) {
+        const auto w = nlohmann::json::parse(line);
+        QCOMPARE(w["definition"].get<std::string>(), std::string("scale"));
+        QVERIFY(w["solution"].is_null() && w["evaluation"].is_null() && w["workload"].contains("uuid"));
+    }
+    QVERIFY(workloadLines > 0);
     std::istringstream traces(test::readText(fib / "traces" / "k-search-studio" / "elementwise" / "scale.jsonl"));
     int lines = 0, passed = 0;
     for (std::string line; std::getline(traces, line); ++lines) {

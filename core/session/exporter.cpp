@@ -1,6 +1,7 @@
 #include "exporter.h"
 
 #include "fibexport.h"
+#include "fibworkloads.h"
 #include "runsummary.h"
 
 #include <search/taskbrief.h>
@@ -193,8 +194,25 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
                 break; // the same reason as for solution.json, already reported
             write(solutions + "/" + in.name + ".json", solution->dump(1) + "\n");
         }
+        // The workloads as FlashInfer-Bench reads them (inputs it has no kind for become blobs),
+        // also as the dataset's workloads/<op_type>/<definition>.jsonl.
+        std::string why;
+        const auto workloads = fibWorkloads(*task, outDir / "flashinfer-bench", why);
+        if (workloads) {
+            std::string lines;
+            for (const Workload& w : task->workloads)
+                lines += nlohmann::json {{"definition", def.name}, {"solution", nullptr},
+                             {"workload", workloads->at(w.uuid)}, {"evaluation", nullptr}}
+                             .dump()
+                    + "\n";
+            const std::string opType = def.opType.empty() ? std::string("unknown") : def.opType;
+            fs::create_directories(outDir / "flashinfer-bench" / "workloads" / opType, ec);
+            write("flashinfer-bench/workloads/" + opType + "/" + def.name + ".jsonl", lines);
+        } else {
+            result.warnings.push_back("the workloads were not written for FlashInfer-Bench: " + why);
+        }
         std::string traces;
-        for (const auto& line : fibTraces(s, task, c.taskName, utcTimestamp()))
+        for (const auto& line : fibTraces(s, task, c.taskName, utcTimestamp(), workloads ? &*workloads : nullptr))
             traces += line.dump() + "\n";
         write("flashinfer-bench/traces/" + group + "/" + def.name + ".jsonl", traces);
         if (c.backend == "host")

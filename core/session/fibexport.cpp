@@ -179,8 +179,8 @@ std::string fibSolutionName(const std::string& taskName, const std::string& prog
     return taskName + "_ksearch_" + program.substr(0, 12);
 }
 
-std::vector<nlohmann::json> fibTraces(
-    const SearchState& state, const Task* task, const std::string& taskName, const std::string& timestamp)
+std::vector<nlohmann::json> fibTraces(const SearchState& state, const Task* task, const std::string& taskName,
+    const std::string& timestamp, const std::map<std::string, nlohmann::json>* workloads)
 {
     std::vector<nlohmann::json> lines;
     for (const Attempt& a : state.tree.attempts()) {
@@ -189,7 +189,9 @@ std::vector<nlohmann::json> fibTraces(
         const Evaluation& e = a.evaluation;
         for (const WorkloadEvaluation& w : e.workloads) {
             nlohmann::json workload = {{"uuid", w.id}};
-            if (task)
+            if (workloads && workloads->contains(w.id))
+                workload = workloads->at(w.id);
+            else if (task)
                 if (const Workload* wl = task->workload(w.id))
                     workload =
                         wl->raw.contains("workload") ? nlohmann::json(wl->raw["workload"]) : nlohmann::json(wl->raw);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,7 +53,9 @@ inline constexpr const char* kFibAuthor = "k-search-studio";
 // FlashInfer-Bench has no REJECTED: ksearch's rejections (cheats, impossible timings) are written
 // as RUNTIME_ERROR with the reason in the log. reference_latency_ms is ksearch's baseline (the
 // task's baseline.cu), not the PyTorch reference FlashInfer-Bench times; the log says so.
-std::vector<nlohmann::json> fibTraces(
-    const SearchState& state, const Task* task, const std::string& taskName, const std::string& timestamp);
+// `workloads`, when given, are the workloads as FlashInfer-Bench reads them (fibWorkloads), by
+// uuid; otherwise each trace carries the workload as workloads.jsonl has it.
+std::vector<nlohmann::json> fibTraces(const SearchState& state, const Task* task, const std::string& taskName,
+    const std::string& timestamp, const std::map<std::string, nlohmann::json>* workloads = nullptr);
 
 } // namespace ks

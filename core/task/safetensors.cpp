@@ -1,5 +1,7 @@
 #include "safetensors.h"
 
+#include "hosttensor.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -25,14 +27,61 @@ std::size_t elementSize(const std::string& dtype)
 
 } // namespace
 
-std::optional<DType> dtypeFromSafetensors(const std::string& name)
+namespace {
+
+const std::map<std::string, DType>& safetensorsNames()
 {
     static const std::map<std::string, DType> names = {{"F32", DType::Float32}, {"F16", DType::Float16},
         {"BF16", DType::BFloat16}, {"F8_E4M3", DType::Float8E4M3}, {"F8_E5M2", DType::Float8E5M2},
         {"I64", DType::Int64}, {"I32", DType::Int32}, {"I16", DType::Int16}, {"I8", DType::Int8},
         {"BOOL", DType::Bool}};
-    const auto it = names.find(name);
-    return it == names.end() ? std::nullopt : std::optional<DType>(it->second);
+    return names;
+}
+
+} // namespace
+
+std::optional<DType> dtypeFromSafetensors(const std::string& name)
+{
+    const auto it = safetensorsNames().find(name);
+    return it == safetensorsNames().end() ? std::nullopt : std::optional<DType>(it->second);
+}
+
+std::optional<std::string> safetensorsDtypeName(DType dtype)
+{
+    for (const auto& [name, d] : safetensorsNames())
+        if (d == dtype)
+            return name;
+    return std::nullopt;
+}
+
+bool writeSafetensors(const std::filesystem::path& file, const std::vector<HostTensor>& tensors, std::string& error)
+{
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    std::uint64_t offset = 0;
+    for (const HostTensor& t : tensors) {
+        const auto dtype = safetensorsDtypeName(t.dtype);
+        if (!dtype) {
+            error = file.string() + ": tensor " + t.name + ": safetensors has no name for dtype "
+                + std::string(dtypeName(t.dtype));
+            return false;
+        }
+        header[t.name] = {{"dtype", *dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
+        offset += t.data.size();
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' '); // the data starts 8-byte aligned
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    const std::uint64_t length = text.size();
+    for (int b = 0; b < 8; ++b)
+        out.put(static_cast<char>((length >> (8 * b)) & 0xff));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const HostTensor& t : tensors)
+        out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+    if (!out) {
+        error = file.string() + ": cannot write";
+        return false;
+    }
+    return true;
 }
 
 std::optional<std::map<std::string, SafetensorsTensor>> readSafetensorsIndex(

@@ -34,5 +34,12 @@ bool readSafetensorsData(
 
 // The dtype a safetensors name stands for (F32 -> float32, F8_E4M3 -> float8_e4m3fn, ...).
 std::optional<DType> dtypeFromSafetensors(const std::string& name);
+// The other way (float32 -> F32); nullopt for a dtype safetensors has no name for.
+std::optional<std::string> safetensorsDtypeName(DType dtype);
+
+struct HostTensor;
+// Writes the tensors into one file, keyed by their names, in the order given; false with `error`
+// naming the file or the tensor whose dtype the format has no name for.
+bool writeSafetensors(const std::filesystem::path& file, const std::vector<HostTensor>& tensors, std::string& error);
 
 } // namespace ks
