@@ -14,15 +14,6 @@ namespace ks {
 
 namespace fs = std::filesystem;
 
-bool RunnerKind::operator==(const RunnerKind& other) const
-{
-    const bool samePython = python.has_value() == other.python.has_value()
-        && (!python
-            || (python->interpreter == other.python->interpreter && python->script == other.python->script
-                && python->tritonCache == other.python->tritonCache));
-    return backend == other.backend && cudaVisibleDevices == other.cudaVisibleDevices && samePython;
-}
-
 namespace {
 
 // One message of the handoff: the descriptors attached, their numbers in job.json in the payload.

@@ -19,7 +19,7 @@ struct RunnerKind {
     std::string cudaVisibleDevices; // empty: the default GPU
     std::optional<PythonRuntime> python; // set: the Python runner, else ksearch-runner
 
-    bool operator==(const RunnerKind& other) const;
+    bool operator==(const RunnerKind&) const = default;
 };
 
 // A runner process started before its job (protocol.h, "the handoff socket"): exec, imports and

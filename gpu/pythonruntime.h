@@ -17,6 +17,8 @@ struct PythonRuntime {
     std::string interpreter = "python3"; // a name on PATH or a path
     std::filesystem::path script; // the runner, as written by writePythonRunner
     std::filesystem::path tritonCache; // TRITON_CACHE_DIR of every runner: inside the scratch folder
+
+    bool operator==(const PythonRuntime&) const = default;
 };
 
 // $KSEARCH_PYTHON, else python3.

@@ -50,6 +50,7 @@ std::optional<std::string> sshWorkerCommand(const std::string& url, const std::s
         }
     }
     std::string host = rest, port;
+    bool portGiven = false; // a ':' after the host: a port must follow
     if (!rest.empty() && rest.front() == '[') { // [v6::address]:port
         const auto close = rest.find(']');
         host = close == std::string::npos ? rest : rest.substr(1, close - 1);
@@ -58,6 +59,7 @@ std::optional<std::string> sshWorkerCommand(const std::string& url, const std::s
                 error = "'" + url + "': expected ':PORT' after the bracketed address";
                 return std::nullopt;
             }
+            portGiven = true;
             port = rest.substr(close + 2);
         }
         if (close == std::string::npos || !plainWord(host, ":")) {
@@ -65,6 +67,7 @@ std::optional<std::string> sshWorkerCommand(const std::string& url, const std::s
             return std::nullopt;
         }
     } else if (const auto colon = rest.find(':'); colon != std::string::npos) {
+        portGiven = true;
         host = rest.substr(0, colon);
         port = rest.substr(colon + 1);
     }
@@ -72,11 +75,9 @@ std::optional<std::string> sshWorkerCommand(const std::string& url, const std::s
         error = "'" + url + "': no host name, or one with characters a host name does not have";
         return std::nullopt;
     }
-    const bool portGiven = rest.find(':') != std::string::npos && (rest.front() != '[' || rest.back() != ']');
-    if ((portGiven && port.empty())
-        || (!port.empty()
-            && (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) || port.size() > 5
-                || std::stoi(port) < 1 || std::stoi(port) > 65535))) {
+    const bool digits = !port.empty() && port.size() <= 5
+        && std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (portGiven && (!digits || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
         error = "'" + url + "': the port '" + port + "' is not a number from 1 to 65535";
         return std::nullopt;
     }
