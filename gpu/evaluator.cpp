@@ -1,5 +1,6 @@
 #include "evaluator.h"
 
+#include "devicequeue.h"
 #include "subprocess.h"
 
 #include <task/abiheader.h>
@@ -23,19 +24,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One queue per device: only one job runs kernels on it at a time, so timings never overlap, while
-// evaluators of other GPUs run theirs. The host backend has one queue (its candidates use every
-// core). An empty device is the default GPU, which is "0" unless CUDA_VISIBLE_DEVICES says more.
-std::mutex& deviceLock(const RunnerJob& job)
+// The device's queue. The host backend has one (its candidates use every core). An empty device
+// is the default GPU, which is "0" unless CUDA_VISIBLE_DEVICES says more.
+DeviceQueue& deviceQueue(const RunnerJob& job)
 {
-    static std::mutex guard;
-    static std::map<std::string, std::unique_ptr<std::mutex>> queues;
-    const std::string key = job.backend == Backend::Cuda ? "cuda:" + job.cudaVisibleDevices : "host";
-    std::lock_guard lock(guard);
-    auto& queue = queues[key];
-    if (!queue)
-        queue = std::make_unique<std::mutex>();
-    return *queue;
+    return DeviceQueue::of(job.backend == Backend::Cuda ? "cuda:" + job.cudaVisibleDevices : "host");
 }
 
 // Generous upper bound of a Hopper GPU's dense arithmetic rate (fp8 tensor cores): only a
@@ -48,13 +41,18 @@ bool isPythonFile(const fs::path& file)
 }
 
 // Runs a job when its device is free; `waited` grows by the time spent queueing for it (another
-// evaluator of the same device was timing).
-RunnerJobResult runOnDevice(const RunnerJob& job, double& waited, std::unique_ptr<PrestartedRunner> runner = nullptr)
+// evaluator of the same device was timing), `exitWait` by the time the runners of earlier jobs
+// took to end. The runner of this job, once it has reported, is left exiting on the queue.
+RunnerJobResult runOnDevice(
+    const RunnerJob& job, double& waited, double& exitWait, std::unique_ptr<PrestartedRunner> runner = nullptr)
 {
-    const auto queued = std::chrono::steady_clock::now();
-    std::lock_guard lock(deviceLock(job));
-    waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - queued).count();
-    return runRunnerJob(job, std::move(runner));
+    DeviceQueue& queue = deviceQueue(job);
+    const DeviceQueue::Turn turn = queue.take();
+    waited += turn.queuedSeconds;
+    exitWait += turn.exitSeconds;
+    RunnerJobResult result = runRunnerJob(job, std::move(runner));
+    queue.leaveExiting(std::move(result.exiting));
+    return result;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t0)
@@ -365,8 +363,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         if (job.calls.empty())
             continue;
         job.timeout = std::chrono::minutes(10);
-        double waited = 0.0;
-        const RunnerJobResult r = runOnDevice(job, waited);
+        double waited = 0.0, exitWait = 0.0;
+        const RunnerJobResult r = runOnDevice(job, waited, exitWait);
         const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
         if (!r.loadError.empty()) {
             m_prepareError = label + ": " + r.loadError;
@@ -388,8 +386,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     if (baseline) {
         RunnerJob job = makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
-        double waited = 0.0;
-        const RunnerJobResult r = runOnDevice(job, waited);
+        double waited = 0.0, exitWait = 0.0;
+        const RunnerJobResult r = runOnDevice(job, waited, exitWait);
         m_copyBandwidthGBs = r.environment.copyBandwidthGBs;
         if (!r.environment.device.empty())
             m_device = r.environment.device;
@@ -521,8 +519,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     }
     const auto runStart = std::chrono::steady_clock::now();
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
-    double waited = 0.0;
-    const RunnerJobResult run = runOnDevice(job, waited, std::move(m_nextRunner));
+    double waited = 0.0, exitWait = 0.0;
+    const RunnerJobResult run = runOnDevice(job, waited, exitWait, std::move(m_nextRunner));
     e.candidateSeconds = secondsSince(runStart);
     startNextRunner(); // comes up while this one is judged and the next is written
     if (run.environment.copyBandwidthGBs > 0)
@@ -539,6 +537,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     }
     e.phases = {{"write_job", run.writeSeconds}, {"runner_startup", run.startupSeconds},
         {"calls_untimed", std::max(0.0, callsWall - loops - warmup)}, {"warmup", warmup}, {"timing_loops", loops},
+        {"previous_runner_exit", exitWait},
         {"runner_exit", std::max(0.0, run.processSeconds - run.startupSeconds - callsWall)},
         {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)},
         {"device_wait", waited}}; // queueing behind other evaluators of the device: not device time

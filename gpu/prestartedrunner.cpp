@@ -52,7 +52,7 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
     int pair[2] = {-1, -1};
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
         m_setupError = std::string("socketpair: ") + std::strerror(errno);
-        return; // run() reports it; no runner is started without its socket
+        return; // finish() reports it; no runner is started without its socket
     }
     m_socket = pair[0];
     SubprocessRequest sub;
@@ -111,46 +111,65 @@ bool PrestartedRunner::waitUntilReady(std::chrono::milliseconds timeout)
     return got > 0 && std::string_view(buf, static_cast<std::size_t>(got)) == ksr::kHandoffReady;
 }
 
-SubprocessResult PrestartedRunner::run(
-    const fs::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout)
+void PrestartedRunner::handOver(const fs::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout)
 {
     m_handedOverAt = std::chrono::steady_clock::now();
+    m_deadline = m_handedOverAt + timeout;
     if (!m_process) {
-        SubprocessResult r;
-        r.error = m_setupError;
-        return r;
+        m_sendError = m_setupError;
+        return;
     }
-    std::string sendError;
-    if (m_process->started()) {
-        const std::string dir = fs::absolute(jobDir).string();
-        std::size_t at = 0;
-        do {
-            const std::size_t n = std::min(ksr::kHandoffFdsPerMessage, fds.size() - at);
-            const ksr::HandoffMessage m {dir,
-                {fds.begin() + static_cast<std::ptrdiff_t>(at), fds.begin() + static_cast<std::ptrdiff_t>(at + n)},
-                at + n == fds.size()};
-            if (!sendMessage(m_socket, m)) {
-                sendError = std::strerror(errno);
-                // Without its whole job the runner must not wait out the limit: the socket
-                // shut, it sees the end of the handoff and leaves.
-                ::shutdown(m_socket, SHUT_RDWR);
-                break;
-            }
-            at += n;
-        } while (at < fds.size());
-    }
+    if (!m_process->started())
+        return;
+    const std::string dir = fs::absolute(jobDir).string();
+    std::size_t at = 0;
+    do {
+        const std::size_t n = std::min(ksr::kHandoffFdsPerMessage, fds.size() - at);
+        const ksr::HandoffMessage m {dir,
+            {fds.begin() + static_cast<std::ptrdiff_t>(at), fds.begin() + static_cast<std::ptrdiff_t>(at + n)},
+            at + n == fds.size()};
+        if (!sendMessage(m_socket, m)) {
+            m_sendError = std::string("the job could not be handed to the runner: ") + std::strerror(errno);
+            // Without its whole job the runner must not wait out the limit: the socket shut, it
+            // sees the end of the handoff and leaves.
+            ::shutdown(m_socket, SHUT_RDWR);
+            break;
+        }
+        at += n;
+    } while (at < fds.size());
+}
+
+bool PrestartedRunner::waitForOutput()
+{
+    if (!m_process || !m_sendError.empty())
+        return false;
+    return m_process->captureOutput(m_deadline);
+}
+
+const SubprocessResult& PrestartedRunner::output() const
+{
+    return m_process ? m_process->partialResult() : m_result;
+}
+
+SubprocessResult PrestartedRunner::finish()
+{
+    if (m_finished)
+        return m_result;
+    m_finished = true;
+    if (m_process)
+        m_result = m_process->finish(m_deadline);
     // Closed only once the runner has ended: closing a socket with the runner's unread "ready"
     // still queued would reset the connection before the runner has read its job.
-    SubprocessResult result = m_process->finish(m_handedOverAt + timeout);
-    ::close(m_socket);
+    if (m_socket >= 0)
+        ::close(m_socket);
     m_socket = -1;
     // The limit counts from the handoff, and so does the time reported with it.
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_handedOverAt).count();
-    if (!sendError.empty()) {
-        result.started = false;
-        result.error = "the job could not be handed to the runner: " + sendError;
+    m_result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_handedOverAt).count();
+    if (!m_sendError.empty()) {
+        m_result.started = false;
+        m_result.error = m_sendError;
     }
-    return result;
+    return m_result;
 }
 
 } // namespace ks

@@ -39,16 +39,24 @@ public:
     // Whether the runner is still there to take a job (it did not die while it waited).
     [[nodiscard]] bool alive() const;
     // Waits until the runner says its backend is ready (true), it dies or `timeout` passes.
-    // Never needed before run(); it lets a caller (a test, a benchmark) know the start-up is over.
+    // Never needed before handOver(); it lets a caller (a test, a benchmark) know the start-up is over.
     bool waitUntilReady(std::chrono::milliseconds timeout);
 
-    // Hands the job over (the folder holding job.json, and every descriptor job.json names) and
-    // waits for the runner to end, killing its group when `timeout` from now has passed. Once.
-    // A runner that died before the job came is reported as it ended (callers check alive()
-    // first); a job that could not be sent is reported as not started, with the reason.
-    SubprocessResult run(
-        const std::filesystem::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout);
-    // When run() sent the job, on the steady clock: with the runner's ready time, how long the
+    // Hands the job over (the folder holding job.json, and every descriptor job.json names); its
+    // time limit counts from now. Once. A job that could not be sent is reported by finish() as
+    // not started, with the reason.
+    void handOver(const std::filesystem::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout);
+    // Waits until the runner closes its output, which it does once its last result line is written
+    // (it is then left to exit: the driver taking its context down), or when it dies; false when
+    // the limit passed first. A runner that never got its job is not waited for.
+    bool waitForOutput();
+    // Waits for the runner to end, killing its group once the limit has passed: the whole run.
+    // The same result when called again.
+    SubprocessResult finish();
+    // What waitForOutput() captured; no exit status until finish().
+    [[nodiscard]] const SubprocessResult& output() const;
+
+    // When the job was handed over, on the steady clock: with the runner's ready time, how long the
     // job waited for its runner.
     [[nodiscard]] std::chrono::steady_clock::time_point handedOverAt() const { return m_handedOverAt; }
 
@@ -57,6 +65,10 @@ private:
     int m_socket = -1; // ours; the runner's end is closed here once it has started
     std::unique_ptr<ChildProcess> m_process;
     std::chrono::steady_clock::time_point m_handedOverAt;
+    std::chrono::steady_clock::time_point m_deadline;
+    std::string m_sendError; // why the job could not be handed over
+    SubprocessResult m_result; // once finished
+    bool m_finished = false;
     std::string m_setupError; // why there is no process (no socket could be made)
 };
 

@@ -194,9 +194,12 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
     if (!runner || !(runner->kind() == runnerKind(job)) || !runner->alive())
         runner = std::make_unique<PrestartedRunner>(runnerKind(job)); // never charge a candidate for a dead one
     const auto t1 = std::chrono::steady_clock::now();
-    result.process = runner->run(job.jobDir, fds, job.timeout);
+    runner->handOver(job.jobDir, fds, job.timeout);
+    const bool outputClosed = runner->waitForOutput(); // false: never started, or past its limit
+    if (!outputClosed)
+        result.process = runner->finish(); // the group killed now
     result.processSeconds = since(t1);
-    if (!result.process.started) {
+    if (!outputClosed && !result.process.started) {
         for (auto& c : result.calls) {
             c.status = RunnerCallOutcome::Status::HarnessError;
             c.message = "the runner could not be started: " + result.process.error;
@@ -210,6 +213,8 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
     for (std::size_t c = 0; c < job.calls.size(); ++c)
         indexOf[job.calls[c].id] = c;
     std::optional<std::size_t> running;
+    bool finished = false;
+    double exitWait = 0.0;
     std::ifstream lines(job.jobDir / "result.jsonl");
     std::string line;
     while (std::getline(lines, line)) {
@@ -226,6 +231,10 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
             result.startupSeconds = env.readyMonotonicSeconds > 0
                 ? std::max(0.0, env.readyMonotonicSeconds - handedOver)
                 : env.startupSeconds;
+            continue;
+        }
+        if (end.status == ksr::status::kFinished) {
+            finished = true;
             continue;
         }
         if (end.status == ksr::status::kLoadError) {
@@ -278,6 +287,16 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
             outcome.status = RunnerCallOutcome::Status::HarnessError;
         }
     }
+    if (outputClosed && finished && !running) {
+        // Every result is in: the runner's exit is not the candidate's time.
+        result.process = runner->output();
+        result.exiting = std::move(runner);
+    } else if (outputClosed) {
+        const auto exitStart = std::chrono::steady_clock::now();
+        result.process = runner->finish(); // it died, or closed its output early: its end tells
+        exitWait = since(exitStart);
+        result.processSeconds += exitWait;
+    }
     if (running) {
         auto& outcome = result.calls[*running];
         outcome.status =
@@ -298,7 +317,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
                 break;
             }
     }
-    result.readSeconds = since(t2);
+    result.readSeconds = since(t2) - exitWait;
     return result;
 }
 

@@ -90,11 +90,14 @@ struct RunnerEnvironment {
 };
 
 struct RunnerJobResult {
-    SubprocessResult process;
+    SubprocessResult process; // no exit status while `exiting` holds the runner
     // Where the time went, in seconds: writing the job (and new input files), the runner process
-    // from the handoff to its exit, what of its start-up the job waited for (none when the runner
-    // was ready before), and reading its results back.
+    // from the handoff to its last result (or its end), what of its start-up the job waited for
+    // (none when the runner was ready before), and reading its results back.
     double writeSeconds = 0.0, processSeconds = 0.0, startupSeconds = 0.0, readSeconds = 0.0;
+    // A runner that wrote every result and is still exiting (its context going down). Whoever holds
+    // it lets it finish() before the device's next job; dropping it kills and reaps it.
+    std::unique_ptr<PrestartedRunner> exiting;
     std::string loadError; // the library could not be loaded or lacks ks_run
     RunnerEnvironment environment;
     std::vector<RunnerCallOutcome> calls; // one per RunnerCall, in order
@@ -111,7 +114,8 @@ RunnerKind runnerKind(const RunnerJob& job);
 // Writes the job, hands it to a fresh runner (`runner` when it was started ahead for a job of
 // this kind, else one started now) with a scrubbed environment and a hard time limit from the
 // handoff, and reads back what each call produced. A crash or a hang becomes the outcome of the
-// call that was running; calls after it are NotRun.
+// call that was running; calls after it are NotRun. A runner that finished its job is not waited
+// for: it comes back in `exiting`.
 RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner = nullptr);
 
 } // namespace ks

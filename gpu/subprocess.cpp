@@ -162,13 +162,12 @@ ChildProcess::~ChildProcess()
     closeQuietly(m_err);
 }
 
-SubprocessResult ChildProcess::finish(std::chrono::steady_clock::time_point deadline)
+bool ChildProcess::captureOutput(std::chrono::steady_clock::time_point deadline)
 {
-    if (!m_result.started || m_finished)
-        return m_result;
-    m_finished = true;
+    if (!m_result.started || m_finished || m_outputCaptured)
+        return !m_result.timedOut;
+    m_outputCaptured = true;
     SubprocessResult& result = m_result;
-    const pid_t pid = m_pid;
     std::array<int*, 2> fds {&m_out, &m_err};
     std::array<std::string*, 2> sinks {&result.out, &result.err};
     while (m_out >= 0 || m_err >= 0) {
@@ -204,6 +203,17 @@ SubprocessResult ChildProcess::finish(std::chrono::steady_clock::time_point dead
             }
         }
     }
+    return !result.timedOut;
+}
+
+SubprocessResult ChildProcess::finish(std::chrono::steady_clock::time_point deadline)
+{
+    if (!m_result.started || m_finished)
+        return m_result;
+    captureOutput(deadline);
+    m_finished = true;
+    SubprocessResult& result = m_result;
+    const pid_t pid = m_pid;
     int status = 0;
     rusage usage {};
     if (result.timedOut) {

@@ -51,12 +51,21 @@ public:
     // group (the program and anything it forked) with SIGKILL. Returns the same result when called again.
     SubprocessResult finish(std::chrono::steady_clock::time_point deadline);
 
+    // finish() in two steps, for a program whose work is done once it closes its output (a runner
+    // that has written every result and is only left to exit): captureOutput() returns when both
+    // pipes are closed (true) or at the deadline (false, the result timed out); finish() then waits
+    // for the exit as before. Between the two the program may still be running.
+    bool captureOutput(std::chrono::steady_clock::time_point deadline);
+    // What captureOutput() read so far; exit status and time are filled by finish().
+    [[nodiscard]] const SubprocessResult& partialResult() const { return m_result; }
+
 private:
     std::string m_program;
     std::size_t m_maxCapturedBytes;
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
     int m_pid = -1, m_out = -1, m_err = -1;
     bool m_finished = false;
+    bool m_outputCaptured = false;
     SubprocessResult m_result;
 };
 

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 
 #include <compiler.h>
+#include <devicequeue.h>
 #include <runnerclient.h>
 
 using namespace ks;
@@ -34,6 +35,8 @@ private slots:
     void manyBuffersTakeSeveralHandoffMessages();
     void runnerThatDiedWhileWaitingIsReplaced();
     void candidateSeesNoHandoffSocket();
+    void finishedRunnerIsLeftExiting();
+    void deviceQueueWaitsForRunnersLeftExiting();
 
 private:
     CompileResult build(const std::string& name, const std::string& body);
@@ -213,6 +216,7 @@ void TestRunner::crashStopsOnlyTheRestOfTheJob()
     QCOMPARE(r.calls[1].status, RunnerCallOutcome::Status::Crashed);
     QVERIFY2(r.calls[1].message.find("SIGABRT") != std::string::npos, r.calls[1].message.c_str());
     QCOMPARE(r.calls[2].status, RunnerCallOutcome::Status::NotRun);
+    QVERIFY(!r.exiting); // a runner that died is waited for: its end is what it reports
 }
 
 void TestRunner::sharedInputsCannotBeRewritten()
@@ -345,6 +349,57 @@ void TestRunner::candidateSeesNoHandoffSocket()
     const RunnerJobResult r = runRunnerJob(job(lib.library, 1));
     QCOMPARE(r.calls[0].returnCode, 0);
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::Ok);
+}
+
+void TestRunner::finishedRunnerIsLeftExiting()
+{
+    // Every result written, the runner says so and closes its output: the job is read and judged
+    // while the process exits, and its end is still there to be waited for.
+    const CompileResult lib = build("exiting", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2);
+    RunnerJobResult r = runRunnerJob(j);
+    QVERIFY(allCallsCorrect(j, r));
+    QVERIFY(r.exiting);
+    QCOMPARE(r.process.exitCode, -1); // not known yet
+    std::string lines = test::readText(j.jobDir / "result.jsonl"), err;
+    lines.pop_back();
+    const auto last = parseStrictJson(lines.substr(lines.rfind('\n') + 1), err);
+    QVERIFY2(last && last->value("status", "") == "finished", lines.c_str());
+    const SubprocessResult end = r.exiting->finish();
+    QVERIFY2(end.succeeded(), end.describeExit().c_str());
+}
+
+void TestRunner::deviceQueueWaitsForRunnersLeftExiting()
+{
+    // A "runner" that reports and closes its output, then takes a second to go: the job does not
+    // wait for it, the device's next turn does.
+    const CompileResult lib = build("slowexit", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    RunnerJob j = job(lib.library, 1);
+    const fs::path slow = fs::path(m_dir.path().toStdString()) / "slow-exit.py";
+    test::writeText(slow,
+        "#!/usr/bin/env python3\nimport json, os, socket, sys, time\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(sys.argv[4]))\n"
+        "while True:\n    m = json.loads(socket.recv_fds(s, 16384, 253)[0])\n    if m['last']: break\n"
+        "with open(os.path.join(m['job'], 'result.jsonl'), 'a') as f:\n"
+        "    f.write(json.dumps({'status': 'error', 'id': 'call0', 'message': 'reported'}) + '\\n')\n"
+        "    f.write(json.dumps({'status': 'finished', 'id': ''}) + '\\n')\n"
+        "os.close(1)\nos.close(2)\ntime.sleep(1)\n");
+    fs::permissions(slow, fs::perms::owner_all);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(slow.string()));
+    RunnerJobResult r = runRunnerJob(j);
+    qunsetenv("KSEARCH_RUNNER");
+    QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::KernelError);
+    QVERIFY(r.exiting);
+
+    DeviceQueue& queue = DeviceQueue::of("tst_runner");
+    {
+        const DeviceQueue::Turn turn = queue.take();
+        queue.leaveExiting(std::move(r.exiting));
+    }
+    const DeviceQueue::Turn next = queue.take();
+    QVERIFY2(next.exitSeconds > 0.5, std::to_string(next.exitSeconds).c_str());
 }
 
 KS_TEST_MAIN_CORE(TestRunner)

@@ -19,6 +19,7 @@ private slots:
     void reportsSignal();
     void timeoutKillsTheWholeGroup();
     void missingProgram();
+    void outputClosedBeforeTheExit();
     void secretsNeverReachTheChild();
     void secretNames_data();
     void secretNames();
@@ -68,6 +69,19 @@ void TestSubprocess::timeoutKillsTheWholeGroup()
     QTRY_VERIFY_WITH_TIMEOUT(::kill(child, 0) != 0
             || test::readText("/proc/" + std::to_string(child) + "/stat").find(" Z ") != std::string::npos,
         5000);
+}
+
+void TestSubprocess::outputClosedBeforeTheExit()
+{
+    // A program that has said everything and closes its output is not waited for until it exits;
+    // finish() then still enforces the limit on the rest of its life.
+    ChildProcess child(shell("echo said; exec >&- 2>&-; sleep 300"));
+    QVERIFY(child.captureOutput(std::chrono::steady_clock::now() + 60s));
+    QCOMPARE(child.partialResult().out, std::string("said\n"));
+    QVERIFY(!child.partialResult().timedOut);
+    const SubprocessResult end = child.finish(std::chrono::steady_clock::now() + 300ms);
+    QVERIFY(end.timedOut); // still sleeping at the limit: killed
+    QCOMPARE(end.out, std::string("said\n"));
 }
 
 void TestSubprocess::missingProgram()

@@ -148,12 +148,16 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
             break;
         }
     }
+    emit(jobLine(ksr::status::kFinished, ""));
     std::fclose(results);
     // Every result is on disk: leave without tearing the CUDA context, the candidate's library
     // and the buffers down one by one. The kernel and the driver reclaim them when the process
-    // ends, and nothing a candidate left behind (atexit handlers, static destructors) runs.
+    // ends, and nothing a candidate left behind (atexit handlers, static destructors) runs. The
+    // output closes first: ksearch judges then, while the driver takes the context down.
     std::cout.flush();
     std::cerr.flush();
+    ::close(STDOUT_FILENO);
+    ::close(STDERR_FILENO);
     std::_Exit(exitCode);
 }
 

@@ -229,7 +229,9 @@ inline Job jobFromJson(const nlohmann::json& j)
 
 // The "status" of a result line. A call's lines: kStarted, then one of kOk, kError (the kernel
 // failed, or the call could not run, as when it cannot fit), kDeviceError (sticky: the runner
-// stops) or kHarnessError. Job lines (id ""): kEnvironment first, kLoadError instead of calls.
+// stops) or kHarnessError. Job lines (id ""): kEnvironment first, kLoadError instead of calls,
+// and kFinished last, once every other line is written: the runner then closes its output and
+// exits, and ksearch need not wait for the exit (the driver taking the context down) to judge.
 namespace status {
 inline constexpr const char* kEnvironment = "environment";
 inline constexpr const char* kLoadError = "load_error";
@@ -238,6 +240,7 @@ inline constexpr const char* kOk = "ok";
 inline constexpr const char* kError = "error";
 inline constexpr const char* kDeviceError = "device_error";
 inline constexpr const char* kHarnessError = "harness_error";
+inline constexpr const char* kFinished = "finished";
 } // namespace status
 
 struct EnvironmentLine {

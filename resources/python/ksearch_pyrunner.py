@@ -645,9 +645,13 @@ def execute_job(job_dir, job, ready, ready_at):
         if line["status"] == "device_error":
             exit_code = EXIT_JOB_FAILED
             break
+    emit({"id": "", "status": "finished"})
     results.close()
     sys.stdout.flush()
     sys.stderr.flush()
+    # ksearch judges once the output is closed, while the process and its context go down.
+    os.close(1)
+    os.close(2)
     # Leave without running what the candidate may have registered (atexit, finalizers).
     os._exit(exit_code)
 

@@ -1,0 +1,55 @@
+#include "devicequeue.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+
+namespace ks {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+DeviceQueue& DeviceQueue::of(const std::string& device)
+{
+    static std::mutex guard;
+    static std::map<std::string, std::unique_ptr<DeviceQueue>> queues;
+    std::lock_guard lock(guard);
+    auto& queue = queues[device];
+    if (!queue)
+        queue = std::make_unique<DeviceQueue>();
+    return *queue;
+}
+
+DeviceQueue::Turn DeviceQueue::take()
+{
+    Turn turn;
+    const auto queued = std::chrono::steady_clock::now();
+    turn.lock = std::unique_lock(m_turn);
+    turn.queuedSeconds = secondsSince(queued);
+    const auto exiting = std::chrono::steady_clock::now();
+    for (auto& runner : m_exiting) {
+        // Past its limit it is killed: a runner that reported every result but will not go away
+        // (a driver stuck in teardown) does not hold the device for good.
+        const SubprocessResult end = runner->finish();
+        if (end.timedOut || end.signal != 0)
+            spdlog::warn("a runner that had reported its results then ended badly: {}", end.describeExit());
+    }
+    m_exiting.clear();
+    turn.exitSeconds = secondsSince(exiting);
+    return turn;
+}
+
+void DeviceQueue::leaveExiting(std::unique_ptr<PrestartedRunner> runner)
+{
+    if (runner)
+        m_exiting.push_back(std::move(runner));
+}
+
+} // namespace ks
