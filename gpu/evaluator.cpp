@@ -541,6 +541,9 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         {"runner_exit", std::max(0.0, run.processSeconds - run.startupSeconds - callsWall)},
         {"read_results", run.readSeconds}, {"compare", secondsSince(judgeStart)},
         {"device_wait", waited}}; // queueing behind other evaluators of the device: not device time
+    for (const auto& c : run.calls) // calls_untimed in parts, where the runner reports them
+        for (const auto& [part, seconds] : c.untimedSeconds)
+            e.phases["untimed." + part] += seconds;
     e.totalSeconds = secondsSince(start);
     spdlog::debug("evaluated {}: {} J={:.1f} in {:.2f} s (compile {:.2f} s, run {:.2f} s)", source.string(),
         verdictName(e.status), e.score, e.totalSeconds, e.compileSeconds, e.candidateSeconds);

@@ -65,6 +65,8 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
             m_kind.python->interpreter, m_kind.python->script.string(), "--warm", backend, "--handoff", handoff};
         sub.environment["TRITON_CACHE_DIR"] = m_kind.python->tritonCache.string();
         sub.environment["PYTHONDONTWRITEBYTECODE"] = "1";
+        if (const fs::path spans = spansLibraryPath(); !spans.empty())
+            sub.environment["KSEARCH_SPANS_LIBRARY"] = spans.string();
     }
     if (!m_kind.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;

@@ -43,6 +43,18 @@ fs::path runnerPath()
     return exe.parent_path() / "ksearch-runner";
 }
 
+fs::path spansLibraryPath()
+{
+    if (const char* env = std::getenv("KSEARCH_SPANS_LIBRARY"); env && *env)
+        return env;
+    const fs::path dir = runnerPath().parent_path();
+    std::error_code ec;
+    for (const fs::path& p : {dir / "libksearch_spans.so", dir / ".." / "lib" / "ksearch" / "libksearch_spans.so"})
+        if (fs::exists(p, ec))
+            return fs::weakly_canonical(p, ec);
+    return {};
+}
+
 namespace {
 
 ksr::Field::Role protocolRole(AbiField::Role r)
@@ -255,6 +267,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
         outcome.inputsUnchanged = end.inputsUnchanged;
         outcome.wallMicros = end.wallMicros;
         outcome.totalSeconds = end.totalSeconds;
+        outcome.untimedSeconds = end.untimedSeconds;
         const bool ok = end.status == ksr::status::kOk;
         if (ok || end.status == ksr::status::kError) {
             outcome.status = ok ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;

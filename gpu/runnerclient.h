@@ -74,6 +74,7 @@ struct RunnerCallOutcome {
     bool inputsUnchanged = true;
     double wallMicros = 0.0; // the correctness call alone
     double totalSeconds = 0.0; // everything the runner did for this call
+    std::map<std::string, double> untimedSeconds; // protocol.h's CallLine::untimedSeconds
     // Filled for Ok calls; in the job's output buffers, so valid until the next job on that pool.
     std::vector<SharedTensor> outputs;
     BenchMeasurement bench;
@@ -107,6 +108,11 @@ std::string runnerStatusName(RunnerCallOutcome::Status s);
 
 // The ksearch-runner executable: $KSEARCH_RUNNER, else the one next to this executable.
 std::filesystem::path runnerPath();
+
+// libksearch_spans.so, the CUPTI spans the Python runner loads: $KSEARCH_SPANS_LIBRARY, else next
+// to ksearch-runner (a build), else in ../lib/ksearch from it (an installation); empty when none
+// is there (a build without CUPTI: the Python runner then has only the host-clock check).
+std::filesystem::path spansLibraryPath();
 
 // The runner process a job needs.
 RunnerKind runnerKind(const RunnerJob& job);

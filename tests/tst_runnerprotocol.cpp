@@ -140,6 +140,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     call.returnCode = 0;
     call.wallMicros = 12.5;
     call.totalSeconds = 0.4;
+    call.untimedSeconds = {{"upload", 0.125}, {"download", 0.0625}};
     BenchReport bench;
     bench.samplesMicros = {10.0, 11.0, 12.0};
     bench.deviceSamplesMicros = {10.0, 10.5, 12.0};
@@ -154,6 +155,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     const CallLine back = callFromJson(line);
     QVERIFY2(toJson(back) == line, toJson(back).dump().c_str());
     QVERIFY(back.bench && back.bench->samplesMicros.size() == 3 && !back.bench->inputsUnchanged);
+    QCOMPARE(back.untimedSeconds.at("upload"), 0.125);
     QVERIFY(!line.contains("message")); // written only when there is one
     QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));
 }

@@ -457,16 +457,27 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn
             + gib(*free) + " is free; run it on a larger GPU, or leave it out with --workloads";
         return result;
     }
+    // Each part of the untimed work, for the overhead breakdown (docs/perf.md).
+    auto lapStart = std::chrono::steady_clock::now();
+    const auto lap = [&](const char* part) {
+        const auto now = std::chrono::steady_clock::now();
+        result.untimedSeconds[part] += std::chrono::duration<double>(now - lapStart).count();
+        lapStart = now;
+    };
     Outputs outputs = allocateOutputs(job, call, backend);
+    lap("allocate");
     std::vector<InputSet> sets;
     sets.push_back(uploadInputs(job, call, call.inputs, outputs, backend));
+    lap("upload");
 
     poison(outputs, backend);
+    lap("poison");
     const auto start = std::chrono::steady_clock::now();
     const int rc = backend.run(
         fn, sets[0].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
     result.returnCode = rc;
     result.wallMicros = secondsSince(start) * 1e6;
+    lap("correctness_call");
     if (const std::string err = backend.deviceError(); !err.empty()) {
         result.status = status::kDeviceError;
         result.message = err;
@@ -478,14 +489,20 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn
         return result;
     }
     saveOutputs(call.outputs, outputs, backend);
+    lap("download");
     result.inputsUnchanged = inputsUnchanged(sets[0], backend);
+    lap("input_check");
     result.status = status::kOk;
 
     if (job.bench.enabled && !call.timingInputs.empty()) {
         std::vector<InputSet> timing;
         for (const auto& set : call.timingInputs)
             timing.push_back(uploadInputs(job, call, set, outputs, backend));
+        lap("upload");
         BenchReport bench = benchmark(job, call, backend, fn, outputs, timing, sets[0]);
+        lap("bench_setup");
+        result.untimedSeconds["bench_setup"] =
+            std::max(0.0, result.untimedSeconds["bench_setup"] - bench.warmupSeconds - bench.loopSeconds);
         if (const std::string err = backend.deviceError(); !err.empty()) {
             result.status = status::kDeviceError;
             result.message = err + " (during the benchmark)";

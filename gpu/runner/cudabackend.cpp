@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #ifdef KSR_WITH_CUDA
@@ -32,6 +34,42 @@ double median(std::vector<double> v)
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// Host memory page-locked for one large copy. Inputs and outputs live in the parent's shared
+// memory, pageable, which the driver would stage through a bounce buffer of its own at a fraction of
+// the link's rate; locked, the copy engine reads and writes them directly. Where locking is refused
+// (a limit, an old driver) the copy goes the pageable way. KSEARCH_PIN_TRANSFERS=0 turns it off
+// (bench/prestart_overhead.sh compares the two).
+class Pinned
+{
+public:
+    Pinned(void* host, std::size_t bytes, unsigned flags, bool enabled)
+    {
+        constexpr std::size_t kWorthIt = std::size_t {4} << 20; // below this the locking costs more than it saves
+        if (!enabled || bytes < kWorthIt)
+            return;
+        if (cudaHostRegister(host, bytes, flags) == cudaSuccess)
+            m_host = host;
+        else
+            cudaGetLastError(); // not sticky: clear it and copy pageable
+    }
+    ~Pinned()
+    {
+        if (m_host)
+            cudaHostUnregister(m_host);
+    }
+    Pinned(const Pinned&) = delete;
+    Pinned& operator=(const Pinned&) = delete;
+
+private:
+    void* m_host = nullptr;
+};
+
+bool pinTransfersEnabled()
+{
+    const char* setting = std::getenv("KSEARCH_PIN_TRANSFERS");
+    return !(setting && std::string(setting) == "0");
+}
+
 class CudaBackend final : public Backend
 {
 public:
@@ -45,6 +83,7 @@ public:
         check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
         m_l2Bytes = static_cast<std::size_t>(l2);
         m_spans.enable();
+        m_pinTransfers = pinTransfersEnabled();
     }
     ~CudaBackend() override
     {
@@ -68,11 +107,13 @@ public:
     // may return before its DMA has landed.
     void upload(void* dst, const void* src, std::size_t bytes) override
     {
+        const Pinned pinned(const_cast<void*>(src), bytes, cudaHostRegisterReadOnly, m_pinTransfers);
         check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m_stream), "cudaMemcpyAsync (upload)");
         check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (upload)");
     }
     void download(void* dst, const void* src, std::size_t bytes) override
     {
+        const Pinned pinned(dst, bytes, cudaHostRegisterDefault, m_pinTransfers);
         check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, m_stream), "cudaMemcpyAsync (download)");
         check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (download)");
     }
@@ -221,6 +262,7 @@ private:
     unsigned char m_flushValue = 0;
     std::string m_error;
     DeviceSpans m_spans;
+    bool m_pinTransfers = true;
 };
 
 } // namespace

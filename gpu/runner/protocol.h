@@ -365,6 +365,9 @@ struct CallLine {
     double wallMicros = 0; // the correctness call alone
     bool inputsUnchanged = true;
     double totalSeconds = 0; // everything the runner did for this call
+    // Where the untimed part of totalSeconds went (allocate, upload, poison, correctness_call,
+    // download, input_check, bench_setup), for the overhead breakdown; empty from older runners.
+    std::map<std::string, double> untimedSeconds;
     std::optional<BenchReport> bench;
 };
 
@@ -374,6 +377,8 @@ inline nlohmann::json toJson(const CallLine& c)
         {"inputs_unchanged", c.inputsUnchanged}, {"total_s", c.totalSeconds}};
     if (!c.message.empty())
         j["message"] = c.message;
+    if (!c.untimedSeconds.empty())
+        j["untimed_s"] = c.untimedSeconds;
     if (c.bench)
         j["bench"] = toJson(*c.bench);
     return j;
@@ -389,6 +394,10 @@ inline CallLine callFromJson(const nlohmann::json& j)
     c.wallMicros = j.value("wall_us", 0.0);
     c.inputsUnchanged = j.value("inputs_unchanged", true);
     c.totalSeconds = j.value("total_s", 0.0);
+    if (j.contains("untimed_s") && j.at("untimed_s").is_object())
+        for (const auto& [part, seconds] : j.at("untimed_s").items())
+            if (seconds.is_number())
+                c.untimedSeconds[part] = seconds.get<double>();
     if (j.contains("bench"))
         c.bench = benchFromJson(j["bench"]);
     return c;

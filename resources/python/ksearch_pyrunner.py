@@ -30,7 +30,7 @@ import traceback
 import warnings
 
 EXIT_OK, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_JOB_FAILED = 0, 2, 3, 4
-HEAD_START_US = 150  # device time queued ahead of each timed call (see Device.timed)
+HEAD_START_US = 150  # device time queued ahead of each timed call beyond the flush (see Device.timed)
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 
 
@@ -53,6 +53,68 @@ def isolate_network(allow_user_namespace):
     if libc.unshare(CLONE_NEWNET) == 0:
         return True
     return allow_user_namespace and libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
+
+
+def load_spans():
+    """CUPTI spans of the work on every stream (libksearch_spans, gpu/runner/spanslib.cpp, the
+    spans ksearch-runner records), or None without them: no library (a build without CUPTI),
+    CUPTI refusing, or KSEARCH_CUPTI_SPANS=0. Only the host-clock check is left then."""
+    path = os.environ.get("KSEARCH_SPANS_LIBRARY")
+    if not path:
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return None
+    lib.ks_spans_collect.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
+    lib.ks_spans_collect.restype = ctypes.c_int
+    return lib if lib.ks_spans_enable() == 1 else None
+
+
+class Driver:
+    """The few CUDA driver calls the harness makes itself, from the driver torch already uses (same
+    process, same context). Driver calls leave the runtime's last-error state alone, so a refusal
+    here never surfaces later as an error of one of torch's launches."""
+
+    PIN_AT_LEAST = 4 << 20  # below this, page-locking costs more than it saves
+    REGISTER_READ_ONLY = 0x08  # CU_MEMHOSTREGISTER_READ_ONLY: inputs are mapped read-only
+
+    def __init__(self):
+        lib = ctypes.CDLL("libcuda.so.1")
+        self.memset_d32_async = lib.cuMemsetD32Async
+        self.memset_d32_async.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
+        self.memset_d32_async.restype = ctypes.c_int
+        self.host_register = lib.cuMemHostRegister_v2
+        self.host_register.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+        self.host_register.restype = ctypes.c_int
+        self.host_unregister = lib.cuMemHostUnregister
+        self.host_unregister.argtypes = [ctypes.c_void_p]
+        self.host_unregister.restype = ctypes.c_int
+        self.pin_transfers = os.environ.get("KSEARCH_PIN_TRANSFERS") != "0"
+
+    def pinned(self, tensor, read_only):
+        """Page-locks a large host tensor (the parent's pageable shared memory) for one copy, so the
+        copy engine reads or writes it directly instead of through the driver's bounce buffer, as
+        ksearch-runner does (cudabackend.cpp's Pinned). A refusal leaves the copy pageable."""
+        return _Pinned(self, tensor, read_only)
+
+
+class _Pinned:
+    def __init__(self, driver, tensor, read_only):
+        self.driver, self.ptr = driver, None
+        size = tensor.numel() * tensor.element_size()
+        if driver.pin_transfers and size >= Driver.PIN_AT_LEAST:
+            ptr = tensor.data_ptr()
+            if driver.host_register(ptr, size, Driver.REGISTER_READ_ONLY if read_only else 0) == 0:
+                self.ptr = ptr
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.ptr is not None:
+            self.driver.host_unregister(self.ptr)
+        return False
 
 
 def candidate_traceback(exc, limit=1500):
@@ -89,35 +151,55 @@ class Device:
                 self.flush_buffer = torch.empty(2 * self.l2_bytes // 4, dtype=torch.int32, device=self.device)
                 self.start = torch.cuda.Event(enable_timing=True)
                 self.end = torch.cuda.Event(enable_timing=True)
+            self.driver = Driver()
+            self.spans = load_spans()
         else:
+            self.spans = None
             self.device = torch.device("cpu")
             self.stream = None
             self.l2_bytes = 0
             self.name = "host CPU"
             self.flush_buffer = torch.empty(64 << 20, dtype=torch.uint8)
         self.flush_value = 0
-        self.head_start_cycles = 0  # measured by calibrate(), once the job is here
+        self.head_start_buffer = None  # sized by calibrate(), once the job is here
+        self.head_start_repeats = 0  # flushes instead, where the buffer would not fit
 
     def calibrate(self):
-        """Runs kernels, so only once the job is here: a runner started ahead of its job must not
-        disturb the timing of another runner on the same device while it waits."""
-        if self.cuda:
-            with self.torch.cuda.stream(self.stream):
-                self.head_start_cycles = self.cycles_for(HEAD_START_US)
+        """Runs on the device, so only once the job is here: a runner started ahead of its job must
+        not disturb the timing of another runner on the same device while it waits. Sizes the head
+        start: one memset that keeps the device busy for about HEAD_START_US."""
+        if not self.cuda:
+            return
+        with self.torch.cuda.stream(self.stream):
+            self.memset(self.flush_buffer)  # the first one pays for loading the driver's memset
+            rounds = 4
+            self.start.record(self.stream)
+            for _ in range(rounds):
+                self.memset(self.flush_buffer)
+            self.end.record(self.stream)
+            self.end.synchronize()
+            per_flush_us = max(1.0, self.start.elapsed_time(self.end) * 1000.0 / rounds)
+            words = int(self.flush_buffer.numel() * HEAD_START_US / per_flush_us)
+            words = max(1, min(words, (1 << 30) // 4))  # at most 1 GiB, whatever the device's rate
+            try:
+                self.head_start_buffer = self.torch.empty(words, dtype=self.torch.int32, device=self.device)
+            except RuntimeError:  # short of memory: the flush alone, repeated
+                self.head_start_buffer = None
+                self.head_start_repeats = math.ceil(HEAD_START_US / per_flush_us)
 
-    def cycles_for(self, micros):
-        """Spin cycles of torch.cuda._sleep that keep the device busy for about `micros`."""
-        probe = 100000
-        self.torch.cuda._sleep(probe)  # loads the kernel
-        self.start.record(self.stream)
-        self.torch.cuda._sleep(probe)
-        self.end.record(self.stream)
-        self.end.synchronize()
-        per_us = probe / max(1e-3, self.start.elapsed_time(self.end) * 1000.0)
-        return int(per_us * micros)
+    def memset(self, buffer):
+        """One memset through the driver (torch's fill_ is a kernel, which the spans would count as
+        the candidate's)."""
+        rc = self.driver.memset_d32_async(buffer.data_ptr(), self.flush_value, buffer.numel(),
+                                          self.stream.cuda_stream)
+        if rc != 0:
+            raise RuntimeError("cuMemsetD32Async of the harness's lead-in failed with CUresult %d" % rc)
 
     def context(self):
         return self.torch.cuda.stream(self.stream) if self.cuda else _NullContext()
+
+    def pinned(self, tensor, read_only):
+        return self.driver.pinned(tensor, read_only) if self.cuda else _NullContext()
 
     def synchronize(self):
         if self.cuda:
@@ -132,10 +214,21 @@ class Device:
             return None
 
     def lead_in(self):
-        """The flush: on CUDA queued right before the start event, so the device is busy while the
-        host launches (as the C++ runner and triton's do_bench); on the host written here."""
+        """The flush: on CUDA queued right before the start event, after a head start of about
+        HEAD_START_US, so the device is busy while the host launches (as the C++ runner and
+        triton's do_bench); on the host written here."""
         self.flush_value = (self.flush_value + 1) % 251
-        self.flush_buffer.fill_(self.flush_value)
+        if not self.cuda:
+            self.flush_buffer.fill_(self.flush_value)
+            return
+        # Two launches where memory allows: every launch from Python is host time that the device
+        # must stay busy through, as it must through the candidate's own launch after them.
+        if self.head_start_buffer is not None:
+            self.memset(self.head_start_buffer)
+        else:
+            for _ in range(self.head_start_repeats):
+                self.memset(self.flush_buffer)
+        self.memset(self.flush_buffer)
 
     def timed(self, call):
         """Runs call() once; returns (device_us, wall_us, result). Wall time runs from before the
@@ -147,18 +240,33 @@ class Device:
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
         self.stream.synchronize()
+        spans = self.spans
+        if spans:
+            spans.ks_spans_open()
         t0 = time.perf_counter()
-        # A head start, then the flush right before the start event: the device stays busy while
-        # Python reaches the candidate's launch (tens of microseconds through a wrapper), so that
-        # host time is not timed as the kernel's, as it is not for ks_run in ksearch-runner.
-        self.torch.cuda._sleep(self.head_start_cycles)
+        # The lead-in right before the start event: the flush, then more of it as a head start, so
+        # the device stays busy while Python reaches the candidate's launch (tens of microseconds
+        # through a wrapper) and that host time is not timed as the kernel's, as it is not for
+        # ks_run in ksearch-runner. Memsets, which the spans do not record: a window holds only
+        # the candidate's work, on any stream and from any thread.
         self.lead_in()
         self.start.record(self.stream)
         result = call()
         self.end.record(self.stream)
         self.torch.cuda.synchronize()
         wall = (time.perf_counter() - t0) * 1e6
+        if spans:
+            spans.ks_spans_close()
         return self.start.elapsed_time(self.end) * 1000.0, wall, result
+
+    def collect_spans(self, windows):
+        """One span per timed call since the loop began (microseconds; 0 where nothing of the
+        candidate's ran), or None without spans."""
+        if not self.spans or windows == 0:
+            return None
+        out = (ctypes.c_double * windows)()
+        got = self.spans.ks_spans_collect(out, windows)
+        return list(out[:min(got, windows)])
 
     def launch_overhead_us(self):
         """What the host clock adds to the events of an honest call (median of an empty one)."""
@@ -278,7 +386,8 @@ class Harness:
             if role == "input":
                 spec = buffers[f["name"]]
                 shared = self.map_shared(spec, False, "input " + f["name"])
-                raw = shared.to(self.dev.device, copy=True)
+                with self.dev.pinned(shared, True):
+                    raw = shared.to(self.dev.device, copy=True)
                 raws.append(raw)
                 pristine.append(shared if not self.dev.cuda else raw.clone())
                 args.append(self.typed(raw, f, spec))
@@ -301,7 +410,8 @@ class Harness:
             if int(spec["bytes"]) != o["raw"].numel():
                 raise RuntimeError("output " + o["name"] + ": shared buffer size differs from the output")
             dst = self.map_shared(spec, True, "output " + o["name"])
-            dst.copy_(o["raw"])
+            with self.dev.pinned(dst, False):
+                dst.copy_(o["raw"])
 
     # ---- calls
 
@@ -386,20 +496,40 @@ class Harness:
                                "their pristine copies, outputs and their poison), and %.2f GiB is free; run it on a "
                                "larger GPU, or leave it out with --workloads" % (need / 2**30, free / 2**30))
             return line
+        untimed = {}
+        lap_start = [time.perf_counter()]
+
+        def lap(part):  # each part of the untimed work, for the overhead breakdown
+            now = time.perf_counter()
+            untimed[part] = untimed.get(part, 0.0) + now - lap_start[0]
+            lap_start[0] = now
+
         style = self.bind(fn)
         outputs = self.allocate_outputs(call)
+        lap("allocate")
         first = self.upload_inputs(call, call["inputs"])
+        lap("upload")
         self.poison(outputs)
         self.dev.synchronize()
+        lap("poison")
         t0 = time.perf_counter()
         self.run_once(fn, style, first, outputs)
         line["wall_us"] = (time.perf_counter() - t0) * 1e6
+        lap("correctness_call")
         self.save_outputs(call["outputs"], outputs)
+        lap("download")
         line["inputs_unchanged"] = self.holds_inputs_of(first, first)
+        lap("input_check")
         line["status"] = "ok"
         if self.job["bench"].get("enabled") and call.get("timing_inputs"):
             sets = [self.upload_inputs(call, s) for s in call["timing_inputs"]]
-            line["bench"] = self.benchmark(fn, style, call, outputs, sets, first)
+            lap("upload")
+            bench = self.benchmark(fn, style, call, outputs, sets, first)
+            lap("bench_setup")
+            untimed["bench_setup"] = max(0.0, untimed["bench_setup"] - bench.get("warmup_seconds", 0.0)
+                                         - bench.get("loop_seconds", 0.0))
+            line["bench"] = bench
+        line["untimed_s"] = untimed
         line["total_s"] = time.perf_counter() - t_call
         return line
 
@@ -421,6 +551,8 @@ class Harness:
         report.update(warmup_calls=warm, warmup_seconds=time.perf_counter() - warm_start)
 
         samples, device_samples, side_flags = [], [], []
+        if self.dev.spans:
+            self.dev.spans.ks_spans_reset()  # windows from here on are the timed calls
         count = len(sets)
         swapped_outputs = call.get("swapped_outputs", [])
         final_total = 2 * count if len(swapped_outputs) == count else count
@@ -473,6 +605,15 @@ class Harness:
                     self.poison(outputs)
                     self.run_once(fn, style, sets[i % count], outputs)
             i += 1
+        # Work on any stream, as the device recorded it: a sample whose span is longer than its
+        # events had work elsewhere, and the span is its latency (callexecutor.cpp's rule).
+        spans = self.dev.collect_spans(len(samples))
+        if spans is not None:
+            for k, span in enumerate(spans):
+                if span > device_samples[k] + max(1.0, 0.05 * device_samples[k]) and span > samples[k]:
+                    samples[k] = span
+                    side_flags[k] = True
+            report.update(device_spans=True, span_median_us=statistics(spans)["median"] if spans else 0.0)
         s = statistics(samples)
         report.update(samples_us=samples, device_samples_us=device_samples, median_us=s["median"],
                       mean_us=s["mean"], stdev_us=s["stdev"], p25_us=s["p25"], p75_us=s["p75"], min_us=s["min"],
