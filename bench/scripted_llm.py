@@ -9,7 +9,7 @@ planner calls change nothing. The coder answers an intent with the source it nam
   [[knob NAME=VALUE,...]]  baseline.cu with those #defines in front
   [[reference]]            reference.cu (correct, slow: the verdict must still be PASSED)
   [[broken]]               a file that does not compile (COMPILE_ERROR)
-  [[file PATH]]            the file at PATH (a Triton or PyTorch candidate, fenced as python)
+  [[file PATH]]            the file at PATH (fenced as cuda, cpp or python by its extension)
 
 Environment: KS_SCRIPTED_TASK (the task folder), KS_SCRIPTED_KNOBS (knob sets separated by
 ';', each "NAME=VALUE,NAME=VALUE"; none: the baseline as it is), KS_SCRIPTED_REFERENCE=0 leaves
@@ -69,7 +69,9 @@ def coder(prompt):
     files = [f for f in os.environ.get("KS_SCRIPTED_FILES", "").split(";") if f]
     f = re.search(r"\[\[file ([^\]]*)\]\]", intent)
     if f or (files and "[[broken]]" not in intent):  # a refinement of a file: the first file again
-        return "Here is the kernel.\n```python\n" + open(f.group(1) if f else files[0]).read() + "```\n"
+        path = f.group(1) if f else files[0]
+        fence = {".cu": "cuda", ".cpp": "cpp"}.get(os.path.splitext(path)[1], "python")
+        return "Here is the kernel.\n```" + fence + "\n" + open(path).read() + "```\n"
     if "[[broken]]" in intent and files:
         return "Here is the kernel.\n```python\ndef run(x)\n    return x\n```\n"
     if "[[broken]]" in intent:
