@@ -56,6 +56,11 @@ void TestPackage::debInstallsAndRuns()
             "usr/share/metainfo/io.github.ksearch_studio.ksearch.metainfo.xml",
             "usr/share/icons/hicolor/scalable/apps/io.github.ksearch_studio.ksearch.svg"})
         QVERIFY2(QFile::exists(stage + u'/' + QLatin1String(path)), path);
+    // A build with CUPTI has the spans library the Python runner loads, and installs it where
+    // ksearch looks for it from bin/ (../lib/ksearch): without it, a Python candidate's work on a
+    // side stream could hide from the timer.
+    if (QFile::exists(binary + u"/bin/libksearch_spans.so"_qs))
+        QVERIFY(QFile::exists(stage + u"/usr/lib/ksearch/libksearch_spans.so"_qs));
 
     const QString version = run(stage + u"/usr/bin/ksearch"_qs, {u"--version"_qs}, work.path(), &rc);
     QCOMPARE(rc, 0);
