@@ -143,9 +143,15 @@ void PrestartedRunner::handOver(const fs::path& jobDir, const std::vector<int>& 
 
 bool PrestartedRunner::waitForOutput()
 {
-    if (!m_process || !m_sendError.empty())
+    if (!m_process || !m_process->started() || !m_sendError.empty())
         return false;
     return m_process->captureOutput(m_deadline);
+}
+
+void PrestartedRunner::kill()
+{
+    if (m_process)
+        m_process->killGroup();
 }
 
 const SubprocessResult& PrestartedRunner::output() const

@@ -53,6 +53,9 @@ public:
     // Waits for the runner to end, killing its group once the limit has passed: the whole run.
     // The same result when called again.
     SubprocessResult finish();
+    // Kills the runner's group without waiting (it said it had finished: it is only exiting, and
+    // nothing of the candidate's may outlive the results being read); finish() reaps it.
+    void kill();
     // What waitForOutput() captured; no exit status until finish().
     [[nodiscard]] const SubprocessResult& output() const;
 

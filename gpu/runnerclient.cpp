@@ -164,6 +164,20 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
     return doc;
 }
 
+// Whether the runner's last result line is its "finished" line (a crash leaves none).
+bool lastLineSaysFinished(const fs::path& file)
+{
+    std::ifstream in(file);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (!line.empty())
+            last = line;
+    std::string err;
+    const auto j = parseStrictJson(last, err);
+    return j && j->is_object() && j->contains("status") && j->at("status").is_string()
+        && j->at("status").get<std::string>() == ksr::status::kFinished;
+}
+
 } // namespace
 
 RunnerKind runnerKind(const RunnerJob& job)
@@ -219,14 +233,25 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
         return result;
     }
     const auto t2 = std::chrono::steady_clock::now();
+    // A runner whose last line says it finished is only exiting: its group is killed before
+    // anything is read (nothing of the candidate's may touch the outputs while they are judged)
+    // and reaped later, off the candidate's clock. Any other is waited for, and read once ended.
+    const bool finished = outputClosed && lastLineSaysFinished(job.jobDir / "result.jsonl");
+    double exitWait = 0.0;
+    if (finished) {
+        runner->kill();
+    } else if (outputClosed) {
+        const auto exitStart = std::chrono::steady_clock::now();
+        result.process = runner->finish(); // it died, or closed its output early: its end tells
+        exitWait = since(exitStart);
+        result.processSeconds += exitWait;
+    }
 
     // Read what the runner recorded; the last "started" without an end is the call that died.
     std::map<std::string, std::size_t> indexOf;
     for (std::size_t c = 0; c < job.calls.size(); ++c)
         indexOf[job.calls[c].id] = c;
     std::optional<std::size_t> running;
-    bool finished = false;
-    double exitWait = 0.0;
     std::ifstream lines(job.jobDir / "result.jsonl");
     std::string line;
     while (std::getline(lines, line)) {
@@ -245,10 +270,8 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
                 : env.startupSeconds;
             continue;
         }
-        if (end.status == ksr::status::kFinished) {
-            finished = true;
+        if (end.status == ksr::status::kFinished)
             continue;
-        }
         if (end.status == ksr::status::kLoadError) {
             result.loadError = end.message;
             continue;
@@ -300,15 +323,11 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
             outcome.status = RunnerCallOutcome::Status::HarnessError;
         }
     }
-    if (outputClosed && finished && !running) {
-        // Every result is in: the runner's exit is not the candidate's time.
-        result.process = runner->output();
+    if (finished && !running) {
+        result.process = runner->output(); // every result is in: the exit is not the candidate's time
         result.exiting = std::move(runner);
-    } else if (outputClosed) {
-        const auto exitStart = std::chrono::steady_clock::now();
-        result.process = runner->finish(); // it died, or closed its output early: its end tells
-        exitWait = since(exitStart);
-        result.processSeconds += exitWait;
+    } else if (finished) {
+        result.process = runner->finish(); // a "finished" with a call still running was not the runner's
     }
     if (running) {
         auto& outcome = result.calls[*running];

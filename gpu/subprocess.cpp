@@ -164,7 +164,9 @@ ChildProcess::~ChildProcess()
 
 bool ChildProcess::captureOutput(std::chrono::steady_clock::time_point deadline)
 {
-    if (!m_result.started || m_finished || m_outputCaptured)
+    if (!m_result.started)
+        return false;
+    if (m_finished || m_outputCaptured)
         return !m_result.timedOut;
     m_outputCaptured = true;
     SubprocessResult& result = m_result;
@@ -204,6 +206,12 @@ bool ChildProcess::captureOutput(std::chrono::steady_clock::time_point deadline)
         }
     }
     return !result.timedOut;
+}
+
+void ChildProcess::killGroup()
+{
+    if (m_pid > 0 && !m_finished)
+        ::kill(-m_pid, SIGKILL);
 }
 
 SubprocessResult ChildProcess::finish(std::chrono::steady_clock::time_point deadline)

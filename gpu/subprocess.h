@@ -54,8 +54,12 @@ public:
     // finish() in two steps, for a program whose work is done once it closes its output (a runner
     // that has written every result and is only left to exit): captureOutput() returns when both
     // pipes are closed (true) or at the deadline (false, the result timed out); finish() then waits
-    // for the exit as before. Between the two the program may still be running.
+    // for the exit as before. Between the two the program may still be running. False as well for
+    // a program that never started.
     bool captureOutput(std::chrono::steady_clock::time_point deadline);
+    // SIGKILL to the group now, without waiting: finish() reaps it (and reports the signal unless
+    // the program had already exited).
+    void killGroup();
     // What captureOutput() read so far; exit status and time are filled by finish().
     [[nodiscard]] const SubprocessResult& partialResult() const { return m_result; }
 

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 
 #include <compiler.h>
+#include <csignal>
 #include <devicequeue.h>
 #include <runnerclient.h>
 
@@ -36,7 +37,8 @@ private slots:
     void runnerThatDiedWhileWaitingIsReplaced();
     void candidateSeesNoHandoffSocket();
     void finishedRunnerIsLeftExiting();
-    void deviceQueueWaitsForRunnersLeftExiting();
+    void runnerLeftExitingIsKilled();
+    void runnerThatCannotStartIsAHarnessError();
 
 private:
     CompileResult build(const std::string& name, const std::string& body);
@@ -354,7 +356,7 @@ void TestRunner::candidateSeesNoHandoffSocket()
 void TestRunner::finishedRunnerIsLeftExiting()
 {
     // Every result written, the runner says so and closes its output: the job is read and judged
-    // while the process exits, and its end is still there to be waited for.
+    // while the process exits, and its end is still there to be reaped.
     const CompileResult lib = build("exiting", kHonest);
     QVERIFY2(lib.ok, lib.log.c_str());
     const RunnerJob j = job(lib.library, 2);
@@ -366,40 +368,60 @@ void TestRunner::finishedRunnerIsLeftExiting()
     lines.pop_back();
     const auto last = parseStrictJson(lines.substr(lines.rfind('\n') + 1), err);
     QVERIFY2(last && last->value("status", "") == "finished", lines.c_str());
+    // It had exited by itself, or was still exiting when its group was killed.
     const SubprocessResult end = r.exiting->finish();
-    QVERIFY2(end.succeeded(), end.describeExit().c_str());
+    QVERIFY2(!end.timedOut && (end.exitCode == 0 || end.signal == SIGKILL), end.describeExit().c_str());
 }
 
-void TestRunner::deviceQueueWaitsForRunnersLeftExiting()
+void TestRunner::runnerLeftExitingIsKilled()
 {
-    // A "runner" that reports and closes its output, then takes a second to go: the job does not
-    // wait for it, the device's next turn does.
-    const CompileResult lib = build("slowexit", kHonest);
+    // A "runner" that reports, closes its output and then lingers (as a candidate's leftover could):
+    // the job does not wait for it, and its group is killed before the results are read, so
+    // nothing of it outlives the judging. The device's next turn reaps it at once.
+    const CompileResult lib = build("lingers", kHonest);
     QVERIFY2(lib.ok, lib.log.c_str());
     RunnerJob j = job(lib.library, 1);
-    const fs::path slow = fs::path(m_dir.path().toStdString()) / "slow-exit.py";
-    test::writeText(slow,
+    const fs::path lingering = fs::path(m_dir.path().toStdString()) / "lingering.py";
+    test::writeText(lingering,
         "#!/usr/bin/env python3\nimport json, os, socket, sys, time\n"
         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(sys.argv[4]))\n"
         "while True:\n    m = json.loads(socket.recv_fds(s, 16384, 253)[0])\n    if m['last']: break\n"
         "with open(os.path.join(m['job'], 'result.jsonl'), 'a') as f:\n"
         "    f.write(json.dumps({'status': 'error', 'id': 'call0', 'message': 'reported'}) + '\\n')\n"
         "    f.write(json.dumps({'status': 'finished', 'id': ''}) + '\\n')\n"
-        "os.close(1)\nos.close(2)\ntime.sleep(1)\n");
-    fs::permissions(slow, fs::perms::owner_all);
-    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(slow.string()));
+        "os.close(1)\nos.close(2)\ntime.sleep(300)\n");
+    fs::permissions(lingering, fs::perms::owner_all);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(lingering.string()));
     RunnerJobResult r = runRunnerJob(j);
     qunsetenv("KSEARCH_RUNNER");
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::KernelError);
     QVERIFY(r.exiting);
+    const SubprocessResult end = r.exiting->finish(); // reaps: the kill came before the judging
+    QCOMPARE(end.signal, SIGKILL);
+    QVERIFY(!end.timedOut);
 
     DeviceQueue& queue = DeviceQueue::of("tst_runner");
     {
         const DeviceQueue::Turn turn = queue.take();
         queue.leaveExiting(std::move(r.exiting));
     }
-    const DeviceQueue::Turn next = queue.take();
-    QVERIFY2(next.exitSeconds > 0.5, std::to_string(next.exitSeconds).c_str());
+    const DeviceQueue::Turn next = queue.take(); // the runner left there is over: nothing to wait for
+    QVERIFY(next.lock.owns_lock());
+}
+
+void TestRunner::runnerThatCannotStartIsAHarnessError()
+{
+    const CompileResult lib = build("nostart", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2);
+    qputenv("KSEARCH_RUNNER", "/nonexistent/ksearch-runner");
+    const RunnerJobResult r = runRunnerJob(j);
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY(!r.exiting);
+    for (const auto& c : r.calls) {
+        QCOMPARE(c.status, RunnerCallOutcome::Status::HarnessError);
+        QVERIFY2(c.message.find("could not be started") != std::string::npos, c.message.c_str());
+    }
 }
 
 KS_TEST_MAIN_CORE(TestRunner)

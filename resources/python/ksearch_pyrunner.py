@@ -64,11 +64,11 @@ def load_spans():
         return None
     try:
         lib = ctypes.CDLL(path)
-    except OSError:
+        lib.ks_spans_collect.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
+        lib.ks_spans_collect.restype = ctypes.c_int
+        return lib if lib.ks_spans_enable() == 1 else None
+    except (OSError, AttributeError):  # not there, or not the spans library
         return None
-    lib.ks_spans_collect.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
-    lib.ks_spans_collect.restype = ctypes.c_int
-    return lib if lib.ks_spans_enable() == 1 else None
 
 
 class Driver:
@@ -133,6 +133,10 @@ class CallError(Exception):
     """The candidate's call failed in a way that is its own fault (a bad return value)."""
 
 
+class HarnessError(Exception):
+    """The harness's own device work failed (its lead-in): never the candidate's fault."""
+
+
 class Device:
     """Memory, cache and timing primitives of one backend, as gpu/runner/backend.h."""
 
@@ -193,7 +197,7 @@ class Device:
         rc = self.driver.memset_d32_async(buffer.data_ptr(), self.flush_value, buffer.numel(),
                                           self.stream.cuda_stream)
         if rc != 0:
-            raise RuntimeError("cuMemsetD32Async of the harness's lead-in failed with CUresult %d" % rc)
+            raise HarnessError("cuMemsetD32Async of the harness's lead-in failed with CUresult %d" % rc)
 
     def context(self):
         return self.torch.cuda.stream(self.stream) if self.cuda else _NullContext()
@@ -662,7 +666,7 @@ def ready_device(backend):
         return EXIT_ENVIRONMENT
     try:
         device = Device(torch, backend)
-    except RuntimeError as e:
+    except (RuntimeError, OSError, AttributeError) as e:  # no device, or no usable driver library
         print("ksearch-pyrunner: CUDA unavailable: %s" % e, file=sys.stderr)
         return EXIT_ENVIRONMENT
     return torch, device, isolated, process_age_seconds()
@@ -782,17 +786,22 @@ def execute_job(job_dir, job, ready, ready_at):
                     "wall_us": 0.0, "inputs_unchanged": True, "total_s": 0.0}
             if is_device_error(torch, device, e):
                 line["status"] = "device_error"
+            elif isinstance(e, HarnessError):
+                line["status"] = "harness_error"
+                line["message"] = str(e)
         emit(line)
         if line["status"] == "device_error":
             exit_code = EXIT_JOB_FAILED
             break
     emit({"id": "", "status": "finished"})
     results.close()
-    sys.stdout.flush()
-    sys.stderr.flush()
     # ksearch judges once the output is closed, while the process and its context go down.
-    os.close(1)
-    os.close(2)
+    for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+        try:
+            stream.flush()
+            os.close(fd)
+        except (OSError, ValueError):  # the candidate closed it already: leave all the same
+            pass
     # Leave without running what the candidate may have registered (atexit, finalizers).
     os._exit(exit_code)
 
