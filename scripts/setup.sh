@@ -12,11 +12,12 @@ packages=(
     xvfb xauth
     dpkg-dev file desktop-file-utils
 )
-# With --tests: what the remote-worker tests start privately (an sshd, a single-node SLURM), and
-# the CPU PyTorch of the Python runner tests. Not for the app itself: on a desktop the first would
-# enable system services nobody asked for, and users bring the torch (and triton) they work with.
+# With --tests: what the remote-worker tests start privately (an sshd, a single-node SLURM), the
+# CPU PyTorch of the Python runner tests, and clang with libFuzzer for the fuzz targets (fuzz/).
+# Not for the app itself: on a desktop the first would enable system services nobody asked for,
+# and users bring the torch (and triton) they work with.
 if [[ ${1:-} == --tests ]]; then
-    packages+=(openssh-server openssh-client slurm-wlm munge python3-torch)
+    packages+=(openssh-server openssh-client slurm-wlm munge python3-torch clang libclang-rt-14-dev)
 fi
 
 missing=()

@@ -64,6 +64,9 @@ void TestAnswerParsing::noJson_data()
                              << "never ends";
     QTest::newRow("invalid JSON") << "{\"reasoning\": 'single quotes'}"
                                   << "does not parse";
+    // Found by fuzz/fuzz_answer: a number beyond double's range threw past the parser.
+    QTest::newRow("number out of range") << "{\"insert\": [{\"priority\": 33e333}]}"
+                                         << "does not parse";
 }
 
 void TestAnswerParsing::noJson()

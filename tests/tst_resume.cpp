@@ -23,6 +23,8 @@ private slots:
     void resumeAfterEveryEvent_data();
     void resumeAfterEveryEvent();
     void corruptJournalIsAnError();
+    void journalNamingUnknownNodesIsAnError_data();
+    void journalNamingUnknownNodesIsAnError();
     void finishedRunResumesWithMoreBudget();
     void repeatedProgramIsNotProgress();
 
@@ -108,6 +110,54 @@ void TestResume::corruptJournalIsAnError()
     const auto o = m_fixture->resume(dir);
     QVERIFY(!o.ok());
     QVERIFY2(o.halted.contains(u"journal.jsonl:4: not a JSON event"), qPrintable(o.halted));
+}
+
+// Lines found by fuzz/fuzz_journal (a journal line of a real run applied to a state that lacks its
+// nodes crashed the reducer): a journal whose events name nodes the tree does not have is an error
+// naming the event, never a crash. The line is appended after the reference run's last event.
+void TestResume::journalNamingUnknownNodesIsAnError_data()
+{
+    QTest::addColumn<QString>("line");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("edit updates an unknown node")
+        << uR"({"type":"tree_edit","author":"world_model","purpose":"update","node":"n1","rules":{},)"
+           uR"("edit":{"insert":[],"update":[{"node":"n99","priority":0.2,"rationale":"x"}],"prune":[]}})"_qs
+        << u"the edit names node n99"_qs;
+    QTest::newRow("edit prunes an unknown node")
+        << uR"({"type":"tree_edit","author":"world_model","purpose":"update","node":"n1","rules":{},)"
+           uR"("edit":{"insert":[],"update":[],"prune":[{"node":"n98","rationale":"x"}]}})"_qs
+        << u"the edit names node n98"_qs;
+    QTest::newRow("edit inserts under an unknown node")
+        << uR"({"type":"tree_edit","author":"world_model","purpose":"update","node":"n1","rules":{},)"
+           uR"("edit":{"insert":[{"parent":"n97","intent":"x","priority":0.5}],"update":[],"prune":[]}})"_qs
+        << u"an insert's parent is neither"_qs;
+    QTest::newRow("person sets V on an unknown node")
+        << uR"({"type":"human","command":{"kind":"set_value","node":"n96","value":0.5,"reason":"x"}})"_qs
+        << u"the command names node n96"_qs;
+}
+
+void TestResume::journalNamingUnknownNodesIsAnError()
+{
+    QFETCH(QString, line);
+    QFETCH(QString, expected);
+    const fs::path dir =
+        m_root / ("unknown-node-" + std::to_string(std::hash<std::string> {}(QTest::currentDataTag())));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy(m_root / "reference", dir, fs::copy_options::recursive);
+    fs::remove(dir / "tree.json");
+    {
+        std::ofstream journal(dir / "journal.jsonl", std::ios::trunc);
+        for (std::size_t i = 0; i + 1 < m_reference.size(); ++i) // all but run_finished
+            journal << m_reference[i].dump() << "\n";
+        nlohmann::json event = nlohmann::json::parse(line.toStdString());
+        event["seq"] = m_reference.size();
+        event["elapsed_s"] = 1.0;
+        journal << event.dump() << "\n";
+    }
+    const auto o = m_fixture->resume(dir);
+    QVERIFY(!o.ok());
+    QVERIFY2(o.halted.contains(expected), qPrintable(o.halted));
 }
 
 void TestResume::finishedRunResumesWithMoreBudget()

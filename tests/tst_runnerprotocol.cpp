@@ -105,7 +105,18 @@ void TestRunnerProtocol::malformedJobsNameTheField_data()
                                      << "library";
     QTest::newRow("args_size of the wrong type") << "/args_size"
                                                  << "\"forty\""
-                                                 << "number";
+                                                 << "args_size: must be an integer";
+    // Found by fuzz/fuzz_job: a float converted to a size was undefined behaviour, and an offset
+    // near 2^64 wrapped the bounds check around.
+    QTest::newRow("size as a huge float") << "/fields/3/size"
+                                          << "8.7e54"
+                                          << "fields.n.size: must be an integer in range";
+    QTest::newRow("offset that wraps around") << "/fields/3/offset"
+                                              << "18446744073709551615"
+                                              << "fields.n: outside args_size";
+    QTest::newRow("negative bytes") << "/calls/0/inputs/x/bytes"
+                                    << "-8"
+                                    << "calls.w-1.inputs.x.bytes: must be an integer in range";
 }
 
 void TestRunnerProtocol::malformedJobsNameTheField()

@@ -351,6 +351,10 @@ void TestTaskLoader::rejectsWorkloads_data()
     QTest::newRow("not json") << "{\"workload\": "
                               << ""
                               << "invalid JSON";
+    // Found by fuzz/fuzz_definition: a number beyond double's range threw past the parser.
+    QTest::newRow("number out of range") << "{\"workload\": {\"axes\": {\"batch_size\": 1e999}}}"
+                                         << ""
+                                         << "invalid JSON";
 }
 
 void TestTaskLoader::rejectsWorkloads()

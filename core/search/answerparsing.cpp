@@ -95,7 +95,7 @@ std::optional<nlohmann::json> extractJsonObject(const std::string& answer, std::
                 if (!fallback && j.is_object())
                     fallback = std::move(j);
                 open = close; // the objects nested in it are not the answer
-            } catch (const nlohmann::json::parse_error& e) {
+            } catch (const nlohmann::json::exception& e) { // a syntax error, or a number out of range
                 if (firstError.empty())
                     firstError = std::string("the JSON does not parse: ") + e.what();
             }

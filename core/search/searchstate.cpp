@@ -94,6 +94,28 @@ void SearchState::apply(const json& e)
     apply(*event);
 }
 
+namespace {
+
+// The nodes an edit's updates and prunes name (inserts are checked through insertionOrder).
+std::vector<const std::string*> namedNodes(const TreeEdit& edit)
+{
+    std::vector<const std::string*> nodes;
+    for (const auto& op : edit.updates)
+        nodes.push_back(&op.node);
+    for (const auto& op : edit.prunes)
+        nodes.push_back(&op.node);
+    return nodes;
+}
+
+bool commandNeedsNode(HumanCommand::Kind kind)
+{
+    using Kind = HumanCommand::Kind;
+    return kind == Kind::SetValue || kind == Kind::Prune || kind == Kind::Restore || kind == Kind::Inject
+        || kind == Kind::EditIntent;
+}
+
+} // namespace
+
 void SearchState::apply(const JournalEvent& e)
 {
     const std::string_view type = eventTypeName(e.body);
@@ -136,6 +158,13 @@ void SearchState::apply(const JournalEvent& e)
         unconsumedExchange = call->id;
     } else if (const auto* edited = std::get_if<ev::TreeEdit>(&e.body)) {
         const TreeEdit edit = treeEditFromJson(edited->edit);
+        // Validated when it was made; one that names a node the tree lacks (a corrupt or
+        // hand-edited journal) is an error here, not a crash in the middle of applying it.
+        for (const auto* node : namedNodes(edit))
+            if (!tree.find(*node))
+                corrupt("the edit names node " + *node + ", which the tree does not have");
+        if (insertionOrder(tree, edit).size() != edit.inserts.size())
+            corrupt("an insert's parent is neither a node of the tree nor another insert of the edit");
         const Author author = parseAuthor(edited->author).value_or(Author::WorldModel);
         const auto ids =
             applyEdit(tree, edit, rulesFromJson(edited->rules), author, evaluations, edited->exchange.value_or(""));
@@ -212,6 +241,8 @@ void SearchState::apply(const JournalEvent& e)
         const auto c = HumanCommand::fromJson(human->command);
         if (!c)
             corrupt("unreadable command");
+        if (commandNeedsNode(c->kind) && !tree.find(c->node))
+            corrupt("the command names node " + c->node + ", which the tree does not have");
         applyCommand(*c);
     } else if (std::holds_alternative<ev::Paused>(e.body)) {
         paused = true;

@@ -39,8 +39,9 @@ std::optional<nlohmann::ordered_json> parseStrictJson(const std::string& text, s
             return std::nullopt;
         }
         return doc;
-    } catch (const nlohmann::ordered_json::parse_error& e) {
-        // nlohmann's message carries line and column; drop its "[json.exception...]" prefix.
+    } catch (const nlohmann::ordered_json::exception& e) {
+        // A syntax error, or a number out of range (1e999): nlohmann's message carries the place;
+        // drop its "[json.exception...]" prefix.
         std::string what = e.what();
         const auto pos = what.find("] ");
         error = "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2));

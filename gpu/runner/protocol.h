@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ksr {
@@ -135,12 +136,36 @@ inline nlohmann::json toJson(const Job& job)
 
 namespace detail {
 
+// An integer field, range-checked: nlohmann converts a float or an out-of-range integer to the
+// C++ type without complaint (undefined behaviour for 1e54 as a size; found by fuzz/fuzz_job).
+template<typename T> T integer(const nlohmann::json& v, const std::string& where)
+{
+    const bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<std::uint64_t>())
+        : v.is_number_integer()              ? std::in_range<T>(v.get<std::int64_t>())
+                                             : false;
+    if (!fits)
+        throw std::runtime_error(where + ": must be an integer in range, not " + v.dump());
+    return v.get<T>();
+}
+
+template<typename T> T integerAt(const nlohmann::json& j, const char* key, const std::string& where)
+{
+    if (!j.is_object() || !j.contains(key))
+        throw std::runtime_error(where + key + ": missing");
+    return integer<T>(j.at(key), where + key);
+}
+
+template<typename T> T integerOr(const nlohmann::json& j, const char* key, T fallback, const std::string& where)
+{
+    return j.is_object() && j.contains(key) ? integer<T>(j.at(key), where + key) : fallback;
+}
+
 inline Buffer readBuffer(const nlohmann::json& j, const std::string& where)
 {
     if (!j.is_object() || !j.contains("fd") || !j.contains("bytes"))
         throw std::runtime_error(where + ": needs fd and bytes");
-    Buffer b {j.at("fd").get<int>(), j.at("bytes").get<std::size_t>(), j.value("file", std::string()),
-        j.value("shape", std::vector<std::int64_t> {})};
+    Buffer b {integerAt<int>(j, "fd", where + "."), integerAt<std::size_t>(j, "bytes", where + "."),
+        j.value("file", std::string()), j.value("shape", std::vector<std::int64_t> {})};
     if (b.fd < 3)
         throw std::runtime_error(where + ": fd " + std::to_string(b.fd) + " is not a shared buffer");
     return b;
@@ -185,11 +210,13 @@ inline Job jobFromJson(const nlohmann::json& j)
     job.backend = j.at("backend").get<std::string>();
     job.library = j.at("library").get<std::string>();
     job.symbol = j.value("symbol", std::string("ks_run"));
-    job.argsSize = j.at("args_size").get<std::size_t>();
+    job.argsSize = detail::integerAt<std::size_t>(j, "args_size", "");
     for (const auto& f : j.at("fields")) {
-        Field field {f.at("name").get<std::string>(), detail::parseRole(f.at("role").get<std::string>()),
-            f.at("offset").get<std::size_t>(), f.at("size").get<std::size_t>(), f.value("dtype", std::string())};
-        if (field.offset + field.size > job.argsSize)
+        const std::string name = f.at("name").get<std::string>();
+        Field field {name, detail::parseRole(f.at("role").get<std::string>()),
+            detail::integerAt<std::size_t>(f, "offset", "fields." + name + "."),
+            detail::integerAt<std::size_t>(f, "size", "fields." + name + "."), f.value("dtype", std::string())};
+        if (field.offset > job.argsSize || field.size > job.argsSize - field.offset) // no wrap-around
             throw std::runtime_error("fields." + field.name + ": outside args_size");
         job.fields.push_back(field);
     }
@@ -200,7 +227,7 @@ inline Job jobFromJson(const nlohmann::json& j)
         call.inputs = detail::readSet(c.at("inputs"), where + ".inputs");
         call.outputs = detail::readSet(c.at("outputs"), where + ".outputs");
         for (const auto& [name, v] : c.at("axes").items())
-            call.axes[name] = v.get<std::int64_t>();
+            call.axes[name] = detail::integer<std::int64_t>(v, where + ".axes." + name);
         call.timingInputs = detail::readSets(c, "timing_inputs", where);
         call.timingOutputs = detail::readSets(c, "timing_outputs", where);
         call.swappedOutputs = detail::readSets(c, "swapped_outputs", where);
@@ -208,16 +235,16 @@ inline Job jobFromJson(const nlohmann::json& j)
             throw std::runtime_error(where + ": swapped_outputs and timing_inputs differ in length");
         if (call.timingInputs.size() != call.timingOutputs.size())
             throw std::runtime_error(where + ": timing_inputs and timing_outputs differ in length");
-        call.workspaceBytes = c.value("workspace_bytes", std::size_t {0});
-        call.poisonSeed = c.value("poison_seed", std::uint64_t {0});
+        call.workspaceBytes = detail::integerOr<std::size_t>(c, "workspace_bytes", 0, where + ".");
+        call.poisonSeed = detail::integerOr<std::uint64_t>(c, "poison_seed", 0, where + ".");
         job.calls.push_back(std::move(call));
     }
     job.measureDevice = j.value("measure_device", false);
     if (j.contains("bench")) {
         const auto& b = j["bench"];
         job.bench.enabled = b.value("enabled", false);
-        job.bench.minSamples = b.value("min_samples", job.bench.minSamples);
-        job.bench.maxSamples = b.value("max_samples", job.bench.maxSamples);
+        job.bench.minSamples = detail::integerOr<int>(b, "min_samples", job.bench.minSamples, "bench.");
+        job.bench.maxSamples = detail::integerOr<int>(b, "max_samples", job.bench.maxSamples, "bench.");
         job.bench.maxNoise = b.value("max_noise", job.bench.maxNoise);
         job.bench.maxSeconds = b.value("max_seconds", job.bench.maxSeconds);
         job.bench.warmupSeconds = b.value("warmup_seconds", job.bench.warmupSeconds);
