@@ -7,6 +7,9 @@
 # run replays those first).
 #
 #   bash fuzz/run.sh [SECONDS] [TARGET...]     (default: 10 s each, every target)
+#
+# KSEARCH_FUZZ_SEED=N fixes libFuzzer's random seed (the CI smoke run uses 1, so that it replays
+# the same mutations each time instead of exploring anew; exploring is for the long runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -48,7 +51,8 @@ for t in "${targets[@]}"; do
     corpora=("$work/$t")
     [[ -d fuzz/regressions/$t ]] && corpora+=("fuzz/regressions/$t")
     echo "== fuzz_$t for ${seconds} s"
-    if ! ASAN_OPTIONS=detect_leaks=1 "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+    if ! ASAN_OPTIONS=detect_leaks=1 "$bin/fuzz_$t" -seed="${KSEARCH_FUZZ_SEED:-0}" -max_total_time="$seconds" \
+        -timeout=10 -rss_limit_mb=4096 \
         -artifact_prefix="$findings/" -print_final_stats=1 "${corpora[@]}" > "$findings/log.txt" 2>&1; then
         status=1
         echo "fuzz_$t FAILED: see $findings/log.txt"

@@ -9,4 +9,4 @@ cmake --build --preset ci
 ctest --preset ci
 cmake --preset fuzz > /dev/null
 cmake --build --preset fuzz
-bash fuzz/run.sh "${KSEARCH_FUZZ_SECONDS:-10}"
+KSEARCH_FUZZ_SEED=${KSEARCH_FUZZ_SEED:-1} bash fuzz/run.sh "${KSEARCH_FUZZ_SECONDS:-10}"
