@@ -46,6 +46,9 @@ private:
     HostTensor expected(const RunnerCall& call) const;
     // Every call ran and wrote y = alpha * x; what went wrong is logged.
     bool allCallsCorrect(const RunnerJob& j, const RunnerJobResult& r) const;
+    // A stand-in for ksearch-runner (a Python script, executable): it takes its job from the
+    // handoff socket as a runner does, then runs `rest` with the job's folder in m['job'].
+    fs::path fakeRunner(const std::string& name, const std::string& rest) const;
 
     QTemporaryDir m_dir;
     Definition m_def;
@@ -104,6 +107,18 @@ HostTensor TestRunner::expected(const RunnerCall& call) const
     for (std::size_t i = 0; i < 1000; ++i)
         y.set(i, call.inputs[0].view().at(i) * call.inputs[1].view().at(0));
     return y;
+}
+
+fs::path TestRunner::fakeRunner(const std::string& name, const std::string& rest) const
+{
+    const fs::path path = fs::path(m_dir.path().toStdString()) / name;
+    test::writeText(path,
+        "#!/usr/bin/env python3\nimport json, os, socket, sys, time\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(sys.argv[4]))\n"
+        "while True:\n    m = json.loads(socket.recv_fds(s, 16384, 253)[0])\n    if m['last']: break\n"
+            + rest);
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
 }
 
 bool TestRunner::allCallsCorrect(const RunnerJob& j, const RunnerJobResult& r) const
@@ -262,14 +277,9 @@ void TestRunner::unwrittenOutputsAreNotJudged()
     QVERIFY(compareOutput(honest.calls[1].outputs[0].view(), expected(j.calls[1]).view(), {1e-6, 1e-6, 1.0}).passed);
 
     // Takes its job from the handoff socket as a runner does, then only claims success.
-    const fs::path liar = fs::path(m_dir.path().toStdString()) / "liar.py";
-    test::writeText(liar,
-        "#!/usr/bin/env python3\nimport json, os, socket, sys\n"
-        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(sys.argv[4]))\n"
-        "while True:\n    m = json.loads(socket.recv_fds(s, 16384, 253)[0])\n    if m['last']: break\n"
+    const fs::path liar = fakeRunner("liar.py",
         "with open(os.path.join(m['job'], 'result.jsonl'), 'a') as f:\n"
         "    for i in ('call0', 'call1'): f.write(json.dumps({'status': 'ok', 'id': i}) + '\\n')\n");
-    fs::permissions(liar, fs::perms::owner_all);
     qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(liar.string()));
     const RunnerJobResult lie = runRunnerJob(j);
     qunsetenv("KSEARCH_RUNNER");
@@ -381,16 +391,11 @@ void TestRunner::runnerLeftExitingIsKilled()
     const CompileResult lib = build("lingers", kHonest);
     QVERIFY2(lib.ok, lib.log.c_str());
     RunnerJob j = job(lib.library, 1);
-    const fs::path lingering = fs::path(m_dir.path().toStdString()) / "lingering.py";
-    test::writeText(lingering,
-        "#!/usr/bin/env python3\nimport json, os, socket, sys, time\n"
-        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(sys.argv[4]))\n"
-        "while True:\n    m = json.loads(socket.recv_fds(s, 16384, 253)[0])\n    if m['last']: break\n"
+    const fs::path lingering = fakeRunner("lingering.py",
         "with open(os.path.join(m['job'], 'result.jsonl'), 'a') as f:\n"
         "    f.write(json.dumps({'status': 'error', 'id': 'call0', 'message': 'reported'}) + '\\n')\n"
         "    f.write(json.dumps({'status': 'finished', 'id': ''}) + '\\n')\n"
         "os.close(1)\nos.close(2)\ntime.sleep(300)\n");
-    fs::permissions(lingering, fs::perms::owner_all);
     qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(lingering.string()));
     RunnerJobResult r = runRunnerJob(j);
     qunsetenv("KSEARCH_RUNNER");
