@@ -180,6 +180,9 @@ def main():
     p.add_argument("--flush", choices=["write", "read"], default="write",
                    help="L2 lead-in before every sample: write (do_bench's and the evaluator's: L2 left "
                         "full of dirty lines) or read (a 2x-L2 buffer summed: L2 left clean)")
+    p.add_argument("--torch", action="store_true",
+                   help="also time the PyTorch calls bench/baselines_vs_torch.py compares with (its extras, "
+                        "e.g. SDPA on contiguous KV) on the same shapes, do_bench median, as columns")
     p.add_argument("--kernels", action="store_true",
                    help="also time each kernel of a variant (torch.profiler, 20 calls, mean device time)")
     opts = p.parse_args()
@@ -198,6 +201,10 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(1)
     rows = []
     names = [n for n, _ in variants]
+    torch_setup = None
+    if opts.torch:
+        import baselines_vs_torch
+        torch_setup = baselines_vs_torch.SETUPS[os.path.basename(os.path.normpath(opts.task))]
     print("| workload | " + " | ".join(f"{n} us" for n in names) + " | " + " | ".join(f"{n} GB/s" for n in names) + " |")
     print("|---" * (1 + 2 * len(names)) + "|")
     for w in workloads:
@@ -228,10 +235,16 @@ def main():
             row["variants"][name] = {"us": us, "ok": ok, "max_err": worst}
             if opts.kernels:
                 row["variants"][name]["kernels"] = kernel_times(call)
+        if torch_setup:
+            _, _, *more = torch_setup(w, definition)
+            for label, fn in (more[0] if more else {}).items():
+                row.setdefault("torch", {})[label] = do_bench(fn, warmup=25, rep=200, return_mode="median") * 1e3
         rows.append(row)
         cells = [f"{row['variants'][n]['us']:.2f}" + ("" if row["variants"][n]["ok"] else " WRONG") for n in names]
         rates = [f"{moved / row['variants'][n]['us'] / 1e3:.0f}" for n in names]
-        print(f"| {row['workload']} | " + " | ".join(cells) + " | " + " | ".join(rates) + " |", flush=True)
+        extra = "".join(f" {k}: {v:.2f} us ({v / row['variants'][names[-1]]['us']:.2f}x of {names[-1]})"
+                        for k, v in row.get("torch", {}).items())
+        print(f"| {row['workload']} | " + " | ".join(cells) + " | " + " | ".join(rates) + " |" + extra, flush=True)
         for n in names if opts.kernels else []:
             print("    " + n + ": " + ", ".join(f"{k} {v:.1f}" for k, v in row["variants"][n]["kernels"].items()))
         del tensors, outputs, expected

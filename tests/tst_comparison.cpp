@@ -32,6 +32,8 @@ private slots:
     void samplingFindsWrongRegions();
     void missesAreBounded_data();
     void missesAreBounded();
+    void screenedBlocksKeepTheRule_data();
+    void screenedBlocksKeepTheRule();
 };
 
 void TestComparison::rule_data()
@@ -172,6 +174,86 @@ void TestComparison::missesAreBounded()
     // With every element required, the same damage never passes.
     t.requiredMatchedRatio = 1.0;
     QVERIFY(!compareOutput(tensor(actual), tensor(expected), t).passed);
+}
+
+// Most blocks are judged by a vectorised screen and only the rest element by element: whatever
+// the damage and wherever it falls, the figures must be those of the rule applied to every
+// element in order (computed here the plain way), for both element loaders.
+void TestComparison::screenedBlocksKeepTheRule_data()
+{
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<QString>("damage");
+    for (const DType t : {DType::Float32, DType::BFloat16})
+        for (const char* damage : {"noise", "one miss deep inside", "NaN late", "matching -inf", "error exactly atol",
+                 "largest error twice", "growing errors"})
+            QTest::addRow("%s %s", t == DType::Float32 ? "float32" : "bfloat16", damage)
+                << static_cast<int>(t) << QString::fromLatin1(damage);
+}
+
+void TestComparison::screenedBlocksKeepTheRule()
+{
+    QFETCH(int, dtype);
+    QFETCH(QString, damage);
+    const auto t = static_cast<DType>(dtype);
+    const std::size_t n = 300007; // several threads' chunks, and a last block that is not full
+    std::vector<double> want(n), got(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        want[i] = 3.0 * std::sin(0.011 * static_cast<double>(i));
+        got[i] = want[i] + 0.004 * std::cos(0.7 * static_cast<double>(i));
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    if (damage == u"one miss deep inside")
+        got[200003] += 0.5;
+    else if (damage == u"NaN late")
+        got[n - 3] = std::numeric_limits<double>::quiet_NaN();
+    else if (damage == u"matching -inf")
+        got[77777] = want[77777] = -inf;
+    else if (damage == u"error exactly atol") { // 2^-7, exact in bf16 too
+        got[123457] = 0.0078125;
+        want[123457] = 0.0;
+    } else if (damage == u"largest error twice") { // the first one is the worst
+        got[1000] = want[1000] + 0.25;
+        got[250000] = want[250000] + 0.25;
+    } else if (damage == u"growing errors")
+        for (std::size_t i = 5; i < n; i += 4099)
+            got[i] = want[i] + 1e-6 * static_cast<double>(i);
+    const HostTensor a = tensor(got, t), e = tensor(want, t);
+    Tolerance tol;
+    tol.atol = 0.0078125;
+    // The rule, element by element, on the values as stored.
+    std::size_t matched = 0, nonFinite = 0, worst = 0;
+    double maxAbs = -1.0, maxRel = 0.0, maxMiss = 0.0, sumSquares = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = loadElement(t, a.data.data() + i * dtypeSize(t));
+        const double y = loadElement(t, e.data.data() + i * dtypeSize(t));
+        if (!std::isfinite(x) || !std::isfinite(y)) {
+            if (!std::isfinite(x) && !std::isnan(x) && x == y)
+                ++matched;
+            else if (!std::isfinite(x))
+                ++nonFinite;
+            continue;
+        }
+        const double d = std::fabs(x - y);
+        const bool miss = d > tol.atol && d > tol.rtol * std::fabs(y);
+        matched += miss ? 0 : 1;
+        maxMiss = miss ? std::max(maxMiss, d) : maxMiss;
+        maxRel = std::max(maxRel, d / (std::fabs(y) + 1e-8));
+        sumSquares += y * y;
+        if (d > maxAbs)
+            maxAbs = d, worst = i;
+    }
+    const auto c = compareOutput(a, e, tol);
+    QCOMPARE(c.total, n);
+    QCOMPARE(c.matched, matched);
+    QCOMPARE(c.nonFinite, nonFinite);
+    QCOMPARE(c.maxAbsError, maxAbs);
+    QCOMPARE(c.maxRelError, maxRel);
+    QCOMPARE(c.maxMissError, maxMiss);
+    QCOMPARE(c.worstIndex, worst);
+    QCOMPARE(c.passed, matched == n);
+    // Summed in another order: equal to rounding (a matching -inf counts in the denominator).
+    const double rms = std::sqrt(sumSquares / static_cast<double>(n - nonFinite));
+    QVERIFY2(std::fabs(c.expectedRms - rms) <= 1e-12 * rms, qPrintable(QString::number(c.expectedRms - rms)));
 }
 
 KS_TEST_MAIN_CORE(TestComparison)

@@ -1,6 +1,8 @@
 // Hand-written GQA paged decode for H200 (sm_90a): one wave of CTAs over the flattened token
 // list, a cp.async ring per CTA, tensor cores for both products.  Knobs (-D):
-// GQA_DECODE_STAGES (ring depth, default 2: two CTAs per SM), GQA_DECODE_MIN_CHUNK (64).
+// GQA_DECODE_STAGES (ring depth, default 2: two CTAs per SM), GQA_DECODE_MIN_CHUNK (128 tokens
+// per run at least), GQA_DECODE_Q_AHEAD (1: the first queries load with the first tiles),
+// GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request).
 //
 // The op reads 512 bytes of K+V per (token, KV head) and does 8 query heads' worth of work on
 // them, so the kernel is built to keep DRAM busy and to read K/V exactly once:
@@ -32,7 +34,13 @@
 #define GQA_DECODE_STAGES 2
 #endif
 #ifndef GQA_DECODE_MIN_CHUNK
-#define GQA_DECODE_MIN_CHUNK 64
+#define GQA_DECODE_MIN_CHUNK 128
+#endif
+#ifndef GQA_DECODE_Q_AHEAD
+#define GQA_DECODE_Q_AHEAD 1
+#endif
+#ifndef GQA_DECODE_WIDE_MERGE_RUNS
+#define GQA_DECODE_WIDE_MERGE_RUNS 16
 #endif
 
 namespace {
@@ -51,6 +59,11 @@ constexpr int kStages = GQA_DECODE_STAGES;
 static_assert(kStages >= 2 && kStages <= 6, "ring of 2 to 6 stages");
 constexpr int kRowChunks = kDim / 8; // 16-byte chunks per K (or V) row of one head
 constexpr int kMinChunk = GQA_DECODE_MIN_CHUNK;
+// Requests split over this many runs or more on average are merged by 8 warps each, the rest by
+// one: wide merge CTAs cost more than they save when a request has only a few runs (measured on
+// the H200: +15 % at batch 64, -15 % at batch 1 with 64 runs).
+constexpr int kWideMergeRuns = GQA_DECODE_WIDE_MERGE_RUNS;
+constexpr bool kQAhead = GQA_DECODE_Q_AHEAD != 0;
 constexpr int kPartialStride = kDim + 2; // floats per (slot, head): o[128], m, l
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -247,6 +260,18 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     float m = -CUDART_INF_F, l = 0.0f; // row g's running max and this thread's share of the sum
     float* merge = reinterpret_cast<float*>(smem + kOffMerge);
     float2* merge_ml = reinterpret_cast<float2*>(smem + kOffMl);
+    auto load_q = [&](int b) {
+        const ks_bf16_t* q = a.q + ((int64_t)b * kQoHeads + head_base + g) * kDim + 2 * t;
+#pragma unroll
+        for (int ks = 0; ks < kDim / 16; ++ks) {
+            qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks));
+            qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks + 8));
+        }
+    };
+    // The first segment's queries travel with the first tiles instead of after them: a run of one
+    // or two tiles would otherwise wait for a second round trip to DRAM.
+    if (kQAhead)
+        load_q(comp.b);
 
     for (int j = 0; comp.pos < end; ++j) {
         cp_async_wait<kStages - 2>();
@@ -262,12 +287,8 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         const int n = comp.tile_len();
         const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
         if (first) {
-            const ks_bf16_t* q = a.q + ((int64_t)comp.b * kQoHeads + head_base + g) * kDim + 2 * t;
-#pragma unroll
-            for (int ks = 0; ks < kDim / 16; ++ks) {
-                qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks));
-                qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks + 8));
-            }
+            if (!kQAhead || j > 0)
+                load_q(comp.b);
 #pragma unroll
             for (int i = 0; i < kDim / 8; ++i)
                 o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
@@ -371,8 +392,13 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     cp_async_wait<0>();
 }
 
-// One warp per (request, query head); lane i merges dims 4i .. 4i+3 of normalised partials.
-__global__ void __launch_bounds__(32) gqa_decode_combine_kernel(const int32_t* __restrict__ indptr,
+// One CTA of kCombineWarps warps per (request, query head): the threads first find the largest
+// of the run maxima and the total weight together, then warp w sums runs w, w + kCombineWarps,
+// ... with lane i on dims 4i .. 4i+3, and the warps add up through shared memory.  A request of
+// batch 1 is split over every run on the GPU (66 on an H200), so one warp walking them all in
+// turn was a chain of dependent L2 reads at the end of every short call.
+template<int kCombineWarps>
+__global__ void __launch_bounds__(32 * kCombineWarps) gqa_decode_combine_kernel(const int32_t* __restrict__ indptr,
     const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
 {
     // Launched as a programmatic dependent of the main kernel: wait for its writes.
@@ -386,9 +412,9 @@ __global__ void __launch_bounds__(32) gqa_decode_combine_kernel(const int32_t* _
         return;
     constexpr int64_t kSlotFloats = (int64_t)kQoHeads * kPartialStride;
     const float* part = partials + ((int64_t)(b + first) * kQoHeads + h) * kPartialStride;
-    const int lane = threadIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     float m = -CUDART_INF_F, l = 0.0f;
-    for (int i = lane; i < count; i += 32) {
+    for (int i = tid; i < count; i += 32 * kCombineWarps) {
         const float2 st = *reinterpret_cast<const float2*>(part + i * kSlotFloats + kDim);
         merge_state(m, l, st.x, st.y);
     }
@@ -397,21 +423,50 @@ __global__ void __launch_bounds__(32) gqa_decode_combine_kernel(const int32_t* _
         const float m2 = __shfl_xor_sync(0xffffffffu, m, off), l2 = __shfl_xor_sync(0xffffffffu, l, off);
         merge_state(m, l, m2, l2);
     }
-    float acc[4] = {};
-    for (int i = 0; i < count; ++i) {
-        const float2 st = *reinterpret_cast<const float2*>(part + i * kSlotFloats + kDim);
+    __shared__ float2 warp_ml[kCombineWarps];
+    __shared__ float4 warp_acc[kCombineWarps > 1 ? kCombineWarps - 1 : 1][32];
+    if (kCombineWarps > 1) {
+        if (lane == 0)
+            warp_ml[warp] = make_float2(m, l);
+        __syncthreads();
+        m = -CUDART_INF_F;
+        l = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kCombineWarps; ++w)
+            merge_state(m, l, warp_ml[w].x, warp_ml[w].y);
+    }
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+    for (int i = warp; i < count; i += kCombineWarps) {
+        const float* slot = part + i * kSlotFloats;
+        const float2 st = *reinterpret_cast<const float2*>(slot + kDim);
         const float w = st.y * exp2f(st.x - m); // partials are normalised: weight l_i 2^(m_i - m)
-        const float2 v0 = *reinterpret_cast<const float2*>(part + i * kSlotFloats + 4 * lane);
-        const float2 v1 = *reinterpret_cast<const float2*>(part + i * kSlotFloats + 4 * lane + 2);
-        acc[0] += w * v0.x;
-        acc[1] += w * v0.y;
-        acc[2] += w * v1.x;
-        acc[3] += w * v1.y;
+        const float2 v0 = *reinterpret_cast<const float2*>(slot + 4 * lane);
+        const float2 v1 = *reinterpret_cast<const float2*>(slot + 4 * lane + 2);
+        acc.x += w * v0.x;
+        acc.y += w * v0.y;
+        acc.z += w * v1.x;
+        acc.w += w * v1.y;
+    }
+    if (kCombineWarps > 1) {
+        if (warp > 0)
+            warp_acc[warp - 1][lane] = acc;
+        __syncthreads();
+        if (warp > 0)
+            return;
+#pragma unroll
+        for (int w = 0; w < kCombineWarps - 1; ++w) {
+            const float4 o = warp_acc[w][lane];
+            acc.x += o.x;
+            acc.y += o.y;
+            acc.z += o.z;
+            acc.w += o.w;
+        }
     }
     const float inv = 1.0f / l;
     uint2 packed;
-    packed.x = pack_bf16x2(acc[0] * inv, acc[1] * inv);
-    packed.y = pack_bf16x2(acc[2] * inv, acc[3] * inv);
+    packed.x = pack_bf16x2(acc.x * inv, acc.y * inv);
+    packed.y = pack_bf16x2(acc.z * inv, acc.w * inv);
     *reinterpret_cast<uint2*>(output + ((int64_t)b * kQoHeads + h) * kDim + 4 * lane) = packed;
     if (lane == 0)
         lse[(int64_t)b * kQoHeads + h] = m + log2f(l);
@@ -476,15 +531,16 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     if (err == cudaSuccess && runs > 1) {
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3((unsigned)(batch * kQoHeads));
-        config.blockDim = dim3(32);
+        const bool wide = runs >= kWideMergeRuns * batch;
+        config.blockDim = dim3(wide ? 256 : 32);
         config.stream = stream;
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         config.attrs = attr;
         config.numAttrs = 1;
-        err = cudaLaunchKernelEx(&config, gqa_decode_combine_kernel, (const int32_t*)args->kv_indptr,
-            (const float*)partials, args->output, args->lse, (int)chunk);
+        err = cudaLaunchKernelEx(&config, wide ? gqa_decode_combine_kernel<8> : gqa_decode_combine_kernel<1>,
+            (const int32_t*)args->kv_indptr, (const float*)partials, args->output, args->lse, (int)chunk);
     }
     return (int)err;
 }
