@@ -235,6 +235,10 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
         err << "ksearch eval: " << QString::fromStdString(last.log);
         return exitcode::InvalidInput;
     }
+    if (last.status == Verdict::HarnessError) { // says nothing about the kernel
+        err << "ksearch eval: the evaluator failed before running the kernel: " << QString::fromStdString(last.log);
+        return exitcode::Environment;
+    }
     // Repeats after the first reuse the compiled kernel, expected outputs and baseline: their
     // spread is the measurement's, and what they spend beyond the timed loop is the overhead.
     nlohmann::json summary;

@@ -278,6 +278,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     const CompileCache::Result* baseline)
 {
     const Definition& def = m_task.definition;
+    m_workloads.clear(); // an earlier attempt may have failed half-way
     std::vector<const Workload*> chosen;
     if (m_settings.workloadIds.empty()) {
         for (const auto& w : m_task.workloads)
@@ -366,6 +367,10 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         double waited = 0.0, exitWait = 0.0;
         const RunnerJobResult r = runOnDevice(job, waited, exitWait);
         const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
+        if (!r.harnessFailure.empty()) {
+            m_prepareError = label + ": " + r.harnessFailure;
+            return false;
+        }
         if (!r.loadError.empty()) {
             m_prepareError = label + ": " + r.loadError;
             return false;
@@ -388,6 +393,10 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
         double waited = 0.0, exitWait = 0.0;
         const RunnerJobResult r = runOnDevice(job, waited, exitWait);
+        if (!r.harnessFailure.empty()) { // without the baseline's times there is no J
+            m_prepareError = "the baseline: " + r.harnessFailure;
+            return false;
+        }
         m_copyBandwidthGBs = r.environment.copyBandwidthGBs;
         if (!r.environment.device.empty())
             m_device = r.environment.device;
@@ -445,6 +454,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         return r;
     };
     if (!m_prepared) {
+        m_prepareError.clear(); // a harness failure of an earlier attempt is tried again
         if (m_task.files.referenceCpp) {
             refIndex = static_cast<int>(requests.size());
             requests.push_back(request(*m_task.files.referenceCpp, Backend::Host, {}));
@@ -506,8 +516,14 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     e.device = m_device;
     e.copyBandwidthGBs = m_copyBandwidthGBs;
     if (!m_prepared) {
-        e.status = Verdict::RuntimeError;
+        e.status = Verdict::HarnessError;
         e.log += "the task could not be prepared: " + m_prepareError + "\n";
+        e.totalSeconds = secondsSince(start);
+        return e;
+    }
+    if (python && m_pythonProblem) { // no interpreter, torch or triton: not the candidate's doing
+        e.status = Verdict::HarnessError;
+        e.log += *m_pythonProblem + "\n";
         e.totalSeconds = secondsSince(start);
         return e;
     }
@@ -528,7 +544,12 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     if (!run.environment.device.empty())
         e.device = run.environment.device;
     const auto judgeStart = std::chrono::steady_clock::now();
-    judge(e, run);
+    if (!run.harnessFailure.empty()) {
+        e.status = Verdict::HarnessError;
+        e.log += "harness: " + run.harnessFailure + "\n";
+    } else {
+        judge(e, run);
+    }
     double callsWall = 0.0, warmup = 0.0, loops = 0.0; // as the runner reported them, verdicts aside
     for (const auto& c : run.calls) {
         callsWall += c.totalSeconds;
@@ -601,8 +622,9 @@ std::optional<std::string> Evaluator::preparePython()
 CompileCache::Result Evaluator::checkPython(const CompileRequest& request)
 {
     CompileCache::Result r;
-    if (const auto problem = preparePython()) { // evaluate() without environmentProblem() first
-        r.compile.log = *problem;
+    m_pythonProblem = preparePython(); // evaluate() without environmentProblem() first
+    if (m_pythonProblem) {
+        r.compile.log = *m_pythonProblem;
         return r;
     }
     CompileRequest req = request;

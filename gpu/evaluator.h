@@ -92,6 +92,7 @@ private:
     bool needsPython() const;
     // Writes the Python runner and asks the interpreter what it has, once; the problem if any.
     std::optional<std::string> preparePython();
+    std::optional<std::string> m_pythonProblem; // the last checkPython()'s environment failure
     void judge(Evaluation& e, const RunnerJobResult& run) const;
     // The runner the next candidate will use, started now unless it runs or is disabled.
     void startNextRunner();

@@ -202,9 +202,10 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
     try {
         doc = describeJob(job, *pool, fds);
     } catch (const std::exception& e) {
+        result.harnessFailure = std::string("cannot hand the buffers to the runner: ") + e.what();
         for (auto& c : result.calls) {
             c.status = RunnerCallOutcome::Status::HarnessError;
-            c.message = std::string("cannot hand the buffers to the runner: ") + e.what();
+            c.message = result.harnessFailure;
         }
         return result;
     }
@@ -226,9 +227,10 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
         result.process = runner->finish(); // the group killed now
     result.processSeconds = since(t1);
     if (!outputClosed && !result.process.started) {
+        result.harnessFailure = "the runner could not be started: " + result.process.error;
         for (auto& c : result.calls) {
             c.status = RunnerCallOutcome::Status::HarnessError;
-            c.message = "the runner could not be started: " + result.process.error;
+            c.message = result.harnessFailure;
         }
         return result;
     }
@@ -348,6 +350,13 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
                 c.message = "the runner " + result.process.describeExit() + " before this call";
                 break;
             }
+    }
+    // Without the marker the runner writes before it loads the library, the candidate never ran
+    // (no device, no interpreter, a full disk), whatever result.jsonl says.
+    if (result.process.out.find(ksr::kLoadingMarker) == std::string::npos) {
+        const std::string& err = result.process.err;
+        result.harnessFailure = "the runner ended (" + result.process.describeExit() + ") before loading the kernel"
+            + (err.empty() ? std::string() : ": " + err.substr(err.size() > 800 ? err.size() - 800 : 0));
     }
     result.readSeconds = since(t2) - exitWait;
     return result;

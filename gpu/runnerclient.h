@@ -96,6 +96,11 @@ struct RunnerJobResult {
     // from the handoff to its last result (or its end), what of its start-up the job waited for
     // (none when the runner was ready before), and reading its results back.
     double writeSeconds = 0.0, processSeconds = 0.0, startupSeconds = 0.0, readSeconds = 0.0;
+    // Why the harness failed before the library was loaded (the buffers could not be handed over,
+    // the runner could not start, or it ended before its environment line: no GPU, no interpreter),
+    // if it did. Trustworthy because no code of the candidate's had run; a failure the runner
+    // reports later comes from a process the candidate shares, so it stays the candidate's.
+    std::string harnessFailure;
     // A runner that wrote every result and is still exiting (its context going down). Whoever holds
     // it lets it finish() before the device's next job; dropping it kills and reaps it.
     std::unique_ptr<PrestartedRunner> exiting;

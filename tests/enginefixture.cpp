@@ -4,6 +4,8 @@
 
 #include <QSignalSpy>
 
+#include <runnerclient.h>
+
 namespace ks::test {
 
 namespace fs = std::filesystem;
@@ -96,6 +98,18 @@ EngineFixture::Outcome EngineFixture::resume(const fs::path& dir, const std::str
         return o;
     }
     return drive(*r);
+}
+
+fs::path writeRunnerWithoutDevice(const fs::path& script, const fs::path& flag, bool once)
+{
+    const std::string real = runnerPath().string(); // before the test points KSEARCH_RUNNER here
+    writeText(script,
+        "#!/bin/sh\ncase \" $* \" in\n*\" --warm \"*)\n    if [ -e '" + flag.string() + "' ]; then\n"
+            + (once ? "        rm -f '" + flag.string() + "'\n" : std::string())
+            + "        echo 'no CUDA-capable device is detected' >&2\n        exit 3\n    fi ;;\nesac\nexec '" + real
+            + "' \"$@\"\n");
+    fs::permissions(script, fs::perms::owner_all);
+    return script;
 }
 
 std::vector<std::string> eventSignature(const std::vector<nlohmann::json>& events)

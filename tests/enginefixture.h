@@ -48,6 +48,13 @@ private:
     int m_evaluators = -1, m_lanes = 0;
 };
 
+// A stand-in for ksearch-runner (a shell script, for KSEARCH_RUNNER) that behaves as the real
+// one, except that while `flag` exists a runner started for a job exits 3 before loading
+// anything, as on a machine whose GPU is gone. `once`: the first such runner also removes the
+// flag. Probes (--probe) always reach the real runner.
+std::filesystem::path writeRunnerWithoutDevice(
+    const std::filesystem::path& script, const std::filesystem::path& flag, bool once);
+
 // What a run did, as comparable lines: "action_started n1", "evaluation n1 PASSED", "tree_edit +n4",...
 std::vector<std::string> eventSignature(const std::vector<nlohmann::json>& events);
 

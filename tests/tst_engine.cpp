@@ -32,6 +32,8 @@ private slots:
     void pauseStepResume();
     void stopConditions_data();
     void stopConditions();
+    void harnessFailuresAreNeverScored_data();
+    void harnessFailuresAreNeverScored();
 
 private:
     fs::path dir(const std::string& name) const { return m_root / name; }
@@ -429,6 +431,55 @@ void TestEngine::stopConditions()
     }
     if (condition == u"stop")
         QCOMPARE(o.state.evaluations, 2);
+}
+
+// The evaluator fails before running a candidate (its runner finds no device): the search never
+// records or scores that, evaluates the candidate once more, and pauses with the reason when that
+// fails too. Nothing of the budget is spent; resumed once the device is back, the run ends with
+// exactly B evaluations.
+void TestEngine::harnessFailuresAreNeverScored_data()
+{
+    QTest::addColumn<bool>("once"); // the device comes back after the first failure
+    QTest::newRow("device back for the second try") << true;
+    QTest::newRow("device gone for both tries") << false;
+}
+
+void TestEngine::harnessFailuresAreNeverScored()
+{
+    QFETCH(bool, once);
+    const fs::path d = dir(once ? "harness-once" : "harness-always");
+    const fs::path flag = m_root / (once ? "gone-once" : "gone-always");
+    test::writeText(flag, "");
+    const fs::path runner = test::writeRunnerWithoutDevice(m_root / (once ? "once.sh" : "always.sh"), flag, once);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(runner.string()));
+    const int budget = 3;
+    auto o = m_fixture->run(d, EngineFixture::settings(budget, 2));
+    auto evaluations = [](const EngineFixture::Outcome& r) {
+        return std::count_if(r.events.begin(), r.events.end(),
+            [](const json& e) { return e.value("type", std::string()) == "evaluation"; });
+    };
+    for (const auto& e : o.events)
+        if (e.value("type", std::string()) == "evaluation")
+            QVERIFY2(e["evaluation"].value("status", std::string()) != "HARNESS_ERROR", e.dump().c_str());
+    if (once) {
+        qunsetenv("KSEARCH_RUNNER");
+        QVERIFY2(o.ok(), qPrintable(o.halted));
+        QVERIFY(!fs::exists(flag)); // the first try did fail
+        QCOMPARE(o.state.evaluations, budget);
+        QCOMPARE(evaluations(o), budget);
+        return;
+    }
+    QVERIFY2(o.halted.contains(u"failed twice") && o.halted.contains(u"before running it")
+            && o.halted.contains(u"no CUDA-capable device"),
+        qPrintable(o.halted));
+    QCOMPARE(o.state.evaluations, 0);
+    QCOMPARE(evaluations(o), 0);
+    fs::remove(flag);
+    const auto resumed = m_fixture->resume(d);
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY2(resumed.ok(), qPrintable(resumed.halted));
+    QCOMPARE(resumed.state.evaluations, budget);
+    QCOMPARE(evaluations(resumed), budget);
 }
 
 KS_TEST_MAIN_CORE(TestEngine)

@@ -1,3 +1,4 @@
+#include "enginefixture.h"
 #include "testmain.h"
 #include "testsupport.h"
 
@@ -46,6 +47,7 @@ private slots:
     void compileCacheAndParallelCompiles();
     void scoredWorkloadsAloneMakeJ();
     void evaluatorsOfADeviceShareOnePreparation();
+    void harnessFailureSaysNothingOfTheCandidate();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(
@@ -271,6 +273,62 @@ void TestEvaluator::evaluatorsOfADeviceShareOnePreparation()
     const Evaluation later = evaluators.back()->evaluate(program);
     QVERIFY2(later.status == Verdict::Passed, later.log.c_str());
     QCOMPARE(later.workloads[0].baselineLatencyMicros, results[0].workloads[0].baselineLatencyMicros);
+}
+
+// The machine loses its device between two candidates (the runner exits before loading the
+// kernel): the evaluation is a HARNESS_ERROR with the runner's words, not the candidate's
+// failure, and once the device is back the same evaluator judges the same candidate again.
+void TestEvaluator::harnessFailureSaysNothingOfTheCandidate()
+{
+    const fs::path flag = m_root / "device-gone";
+    const fs::path runner = test::writeRunnerWithoutDevice(m_root / "runner-without-device.sh", flag, false);
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(runner.string()));
+    auto loaded = loadTask(m_root / "scale");
+    QVERIFY(loaded.task.has_value());
+    EvaluatorSettings s;
+    s.backend = Backend::Host;
+    s.workDir = m_root / "work-harness";
+    s.cacheDir = m_root / "cache";
+    s.bench.maxSeconds = 0.05;
+    s.prestartRunners = false; // each runner starts with its job: the flag decides for that job
+    Evaluator ev(std::move(*loaded.task), s);
+    const fs::path honest = candidate("harness-honest",
+        std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+            + " return 0; }");
+    const Evaluation before = ev.evaluate(honest);
+    QVERIFY2(before.status == Verdict::Passed, before.log.c_str());
+
+    test::writeText(flag, "");
+    const Evaluation lost = ev.evaluate(honest);
+    QCOMPARE(lost.status, Verdict::HarnessError);
+    QVERIFY2(lost.log.find("before loading the kernel") != std::string::npos
+            && lost.log.find("no CUDA-capable device") != std::string::npos,
+        lost.log.c_str());
+    QCOMPARE(lost.score, 0.0);
+    QCOMPARE(toJson(lost)["status"].get<std::string>(), std::string("HARNESS_ERROR"));
+    QCOMPARE(parseVerdict("HARNESS_ERROR"), std::optional<Verdict>(Verdict::HarnessError));
+
+    fs::remove(flag);
+    const Evaluation after = ev.evaluate(honest);
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY2(after.status == Verdict::Passed, after.log.c_str());
+
+    // A task that cannot be prepared (its reference's runner never comes up) is the harness's too,
+    // and is tried again by the next evaluation instead of being remembered as broken.
+    test::writeText(flag, "");
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(runner.string()));
+    auto again = loadTask(m_root / "scale");
+    s.workDir = m_root / "work-harness-prepare";
+    Evaluator fresh(std::move(*again.task), s);
+    const Evaluation unprepared = fresh.evaluate(honest);
+    QCOMPARE(unprepared.status, Verdict::HarnessError);
+    QVERIFY2(unprepared.log.find("could not be prepared") != std::string::npos
+            && unprepared.log.find("reference.cpp") != std::string::npos,
+        unprepared.log.c_str());
+    fs::remove(flag);
+    const Evaluation prepared = fresh.evaluate(honest);
+    qunsetenv("KSEARCH_RUNNER");
+    QVERIFY2(prepared.status == Verdict::Passed, prepared.log.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestEvaluator)

@@ -39,6 +39,8 @@ private slots:
     void finishedRunnerIsLeftExiting();
     void runnerLeftExitingIsKilled();
     void runnerThatCannotStartIsAHarnessError();
+    void runnerThatStopsBeforeLoadingIsAHarnessFailure();
+    void candidateCannotPassForAHarnessFailure();
 
 private:
     CompileResult build(const std::string& name, const std::string& body);
@@ -49,6 +51,8 @@ private:
     // A stand-in for ksearch-runner (a Python script, executable): it takes its job from the
     // handoff socket as a runner does, then runs `rest` with the job's folder in m['job'].
     fs::path fakeRunner(const std::string& name, const std::string& rest) const;
+    // The job run by `runner` (KSEARCH_RUNNER) instead of ksearch-runner.
+    static RunnerJobResult runWith(const fs::path& runner, const RunnerJob& j);
 
     QTemporaryDir m_dir;
     Definition m_def;
@@ -119,6 +123,14 @@ fs::path TestRunner::fakeRunner(const std::string& name, const std::string& rest
             + rest);
     fs::permissions(path, fs::perms::owner_all);
     return path;
+}
+
+RunnerJobResult TestRunner::runWith(const fs::path& runner, const RunnerJob& j)
+{
+    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(runner.string()));
+    RunnerJobResult r = runRunnerJob(j);
+    qunsetenv("KSEARCH_RUNNER");
+    return r;
 }
 
 bool TestRunner::allCallsCorrect(const RunnerJob& j, const RunnerJobResult& r) const
@@ -194,6 +206,7 @@ void TestRunner::kernels()
     const RunnerJobResult r = runRunnerJob(j);
     QVERIFY(r.process.started);
     QCOMPARE(QString::fromStdString(runnerStatusName(r.calls[0].status)), status);
+    QVERIFY2(r.harnessFailure.empty(), r.harnessFailure.c_str()); // whatever the kernel did, it did it
     bool allCorrect = true;
     for (std::size_t c = 0; c < j.calls.size(); ++c) {
         if (r.calls[c].status != RunnerCallOutcome::Status::Ok) {
@@ -280,9 +293,7 @@ void TestRunner::unwrittenOutputsAreNotJudged()
     const fs::path liar = fakeRunner("liar.py",
         "with open(os.path.join(m['job'], 'result.jsonl'), 'a') as f:\n"
         "    for i in ('call0', 'call1'): f.write(json.dumps({'status': 'ok', 'id': i}) + '\\n')\n");
-    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(liar.string()));
-    const RunnerJobResult lie = runRunnerJob(j);
-    qunsetenv("KSEARCH_RUNNER");
+    const RunnerJobResult lie = runWith(liar, j);
     QVERIFY(lie.process.succeeded());
     for (const auto& c : lie.calls) {
         QCOMPARE(c.status, RunnerCallOutcome::Status::HarnessError);
@@ -307,9 +318,7 @@ void TestRunner::runnerStartedAheadWaitsForItsJob()
     const fs::path slow = fs::path(m_dir.path().toStdString()) / "slow-runner.sh";
     test::writeText(slow, "#!/bin/sh\nsleep 1\nexec '" + runnerPath().string() + "' \"$@\"\n");
     fs::permissions(slow, fs::perms::owner_all);
-    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(slow.string()));
-    const RunnerJobResult cold = runRunnerJob(j);
-    qunsetenv("KSEARCH_RUNNER");
+    const RunnerJobResult cold = runWith(slow, j);
     QVERIFY(allCallsCorrect(j, cold));
     QVERIFY2(cold.startupSeconds > 0.5, std::to_string(cold.startupSeconds).c_str());
 }
@@ -396,9 +405,7 @@ void TestRunner::runnerLeftExitingIsKilled()
         "    f.write(json.dumps({'status': 'error', 'id': 'call0', 'message': 'reported'}) + '\\n')\n"
         "    f.write(json.dumps({'status': 'finished', 'id': ''}) + '\\n')\n"
         "os.close(1)\nos.close(2)\ntime.sleep(300)\n");
-    qputenv("KSEARCH_RUNNER", QByteArray::fromStdString(lingering.string()));
-    RunnerJobResult r = runRunnerJob(j);
-    qunsetenv("KSEARCH_RUNNER");
+    RunnerJobResult r = runWith(lingering, j);
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::KernelError);
     QVERIFY(r.exiting);
     const SubprocessResult end = r.exiting->finish(); // reaps: the kill came before the judging
@@ -419,14 +426,55 @@ void TestRunner::runnerThatCannotStartIsAHarnessError()
     const CompileResult lib = build("nostart", kHonest);
     QVERIFY2(lib.ok, lib.log.c_str());
     const RunnerJob j = job(lib.library, 2);
-    qputenv("KSEARCH_RUNNER", "/nonexistent/ksearch-runner");
-    const RunnerJobResult r = runRunnerJob(j);
-    qunsetenv("KSEARCH_RUNNER");
+    const RunnerJobResult r = runWith("/nonexistent/ksearch-runner", j);
     QVERIFY(!r.exiting);
+    QVERIFY2(r.harnessFailure.find("could not be started") != std::string::npos, r.harnessFailure.c_str());
     for (const auto& c : r.calls) {
         QCOMPARE(c.status, RunnerCallOutcome::Status::HarnessError);
         QVERIFY2(c.message.find("could not be started") != std::string::npos, c.message.c_str());
     }
+}
+
+// A runner that takes its job and ends before it loads the kernel (no GPU, no interpreter): the
+// harness failed, not the candidate, even with an environment line written.
+void TestRunner::runnerThatStopsBeforeLoadingIsAHarnessFailure()
+{
+    const CompileResult lib = build("neverloaded", kHonest);
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const fs::path quitter = fakeRunner("quitter.py",
+        "with open(os.path.join(m['job'], 'result.jsonl'), 'w') as f:\n"
+        "    f.write(json.dumps({'id': '', 'status': 'environment'}) + '\\n')\n"
+        "sys.stderr.write('no CUDA device is available\\n')\n"
+        "sys.exit(3)\n");
+    const RunnerJobResult r = runWith(quitter, job(lib.library, 2));
+    QVERIFY2(r.harnessFailure.find("before loading the kernel") != std::string::npos
+            && r.harnessFailure.find("exit code 3") != std::string::npos
+            && r.harnessFailure.find("no CUDA device") != std::string::npos,
+        r.harnessFailure.c_str());
+}
+
+// A kernel can rewrite result.jsonl (it shares the runner's process) but cannot take back what
+// the runner wrote to ksearch before loading it: erasing its results and dying is still its own
+// failure, never a harness failure that would spare it a verdict.
+void TestRunner::candidateCannotPassForAHarnessFailure()
+{
+    const CompileResult lib = build("eraser",
+        "#include <dirent.h>\n#include <unistd.h>\n#include <climits>\n#include <cstdlib>\n#include "
+        "<cstring>\n#include <string>\n"
+        "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) {"
+        " DIR* d = opendir(\"/proc/self/fd\"); char link[PATH_MAX];"
+        " while (dirent* e = readdir(d)) {"
+        "  const std::string p = std::string(\"/proc/self/fd/\") + e->d_name;"
+        "  const ssize_t n = readlink(p.c_str(), link, sizeof link - 1); if (n <= 0) continue; link[n] = 0;"
+        "  if (std::strstr(link, \"result.jsonl\")) ftruncate(atoi(e->d_name), 0); }"
+        " _exit(3); }");
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2);
+    const RunnerJobResult r = runRunnerJob(j);
+    std::error_code ec;
+    QCOMPARE(fs::file_size(j.jobDir / "result.jsonl", ec), std::uintmax_t {0}); // it did erase them
+    QVERIFY2(r.harnessFailure.empty(), r.harnessFailure.c_str());
+    QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::NotRun);
 }
 
 KS_TEST_MAIN_CORE(TestRunner)

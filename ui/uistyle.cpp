@@ -55,6 +55,8 @@ QColor verdictColor(Verdict v)
         return QColor(0x7f, 0x8c, 0x8d);
     case Verdict::Rejected:
         return QColor(0x2c, 0x3e, 0x50);
+    case Verdict::HarnessError: // never in a tree: the search records none
+        return QColor(0xb0, 0xb0, 0xb0);
     }
     return Qt::black;
 }

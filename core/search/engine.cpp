@@ -320,6 +320,10 @@ void SearchEngine::recordEvaluation(const EvaluationDone& done)
                 + "; nothing was recorded, and it is evaluated again when the run resumes");
             return;
         }
+    } else if (done.evaluation.status == Verdict::HarnessError) {
+        harnessFailed(*c, done.evaluation);
+        if (m_halted)
+            return;
     } else {
         ev::Evaluation e {
             c->node, c->program, c->exchange, c->prompt, std::string(authorName(c->author)), toJson(done.evaluation)};
@@ -328,6 +332,21 @@ void SearchEngine::recordEvaluation(const EvaluationDone& done)
         record(std::move(e));
     }
     scheduleStep();
+}
+
+void SearchEngine::harnessFailed(const PendingCandidate& candidate, const Evaluation& evaluation)
+{
+    std::string why = evaluation.log.substr(0, evaluation.log.find('\n'));
+    if (why.empty())
+        why = "no reason given";
+    if (++m_harnessFailures[candidate.node] < 2) {
+        spdlog::warn("the evaluator failed on the candidate of {}, not the candidate ({}): evaluating it again",
+            candidate.node, why);
+        return; // still pending: the next step hands it to an evaluator again
+    }
+    m_harnessFailures.erase(candidate.node);
+    halt("the evaluator failed twice on the candidate of " + candidate.node + ", before running it: " + why
+        + "; nothing was recorded, and it is evaluated again when the run resumes");
 }
 
 void SearchEngine::finishAction(const Step& st)

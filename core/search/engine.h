@@ -100,6 +100,9 @@ private:
     void runCoder(const Step& step);
     void evaluate(const Step& step);
     void recordEvaluation(const EvaluationDone& done);
+    // A HARNESS_ERROR: nothing is recorded or counted; the candidate stays pending for another
+    // try, or the run halts when it already had one.
+    void harnessFailed(const PendingCandidate& candidate, const Evaluation& evaluation);
     void cancelCalls();
     void publishActivity();
     void finishAction(const Step& step);
@@ -125,6 +128,8 @@ private:
     QPointer<LlmCall> m_plannerCall;
     std::map<std::string, QPointer<LlmCall>> m_coderCalls; // by node
     std::set<std::string> m_evaluating; // nodes whose candidate the pool has
+    // HARNESS_ERROR results per node in this run: one is evaluated again, a second halts the run.
+    std::map<std::string, int> m_harnessFailures;
     EngineActivity m_published;
     QElapsedTimer m_clock;
     double m_elapsedAtStart = 0.0;

@@ -24,10 +24,10 @@ bool plainArithmetic(const std::string& text)
     });
 }
 
-// FlashInfer-Bench's statuses are ksearch's, but for REJECTED, which it does not have.
+// FlashInfer-Bench's statuses are ksearch's, but for REJECTED and HARNESS_ERROR, which it does not have.
 std::string verdictForFib(Verdict v)
 {
-    return v == Verdict::Rejected ? "RUNTIME_ERROR" : std::string(verdictName(v));
+    return v == Verdict::Rejected || v == Verdict::HarnessError ? "RUNTIME_ERROR" : std::string(verdictName(v));
 }
 
 } // namespace

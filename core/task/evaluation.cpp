@@ -21,6 +21,8 @@ std::string_view verdictName(Verdict v)
         return "TIMEOUT";
     case Verdict::Rejected:
         return "REJECTED";
+    case Verdict::HarnessError:
+        return "HARNESS_ERROR";
     }
     return "?";
 }
@@ -56,7 +58,7 @@ nlohmann::json toJson(const Evaluation& e)
 std::optional<Verdict> parseVerdict(std::string_view name)
 {
     for (Verdict v : {Verdict::Passed, Verdict::IncorrectNumerical, Verdict::IncorrectShape, Verdict::RuntimeError,
-             Verdict::CompileError, Verdict::Timeout, Verdict::Rejected})
+             Verdict::CompileError, Verdict::Timeout, Verdict::Rejected, Verdict::HarnessError})
         if (verdictName(v) == name)
             return v;
     return std::nullopt;

@@ -10,8 +10,21 @@
 
 namespace ks {
 
-// FlashInfer-Bench's status names, plus REJECTED: a cheat or a physically impossible timing.
-enum class Verdict { Passed, IncorrectNumerical, IncorrectShape, RuntimeError, CompileError, Timeout, Rejected };
+// FlashInfer-Bench's status names, plus REJECTED (a cheat or a physically impossible timing) and
+// HARNESS_ERROR: the evaluator failed before the candidate's code was loaded (no GPU, a runner
+// that could not start or died before loading it, a task that could not be prepared, a full
+// disk), so the result says nothing about the candidate. A search never records or scores one:
+// it evaluates the candidate again once, then pauses with the reason (docs/evaluation.md).
+enum class Verdict {
+    Passed,
+    IncorrectNumerical,
+    IncorrectShape,
+    RuntimeError,
+    CompileError,
+    Timeout,
+    Rejected,
+    HarnessError
+};
 
 std::string_view verdictName(Verdict v);
 std::optional<Verdict> parseVerdict(std::string_view name);

@@ -115,6 +115,8 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
         return toJson(line);
     };
 
+    std::fputs((std::string(ksr::kLoadingMarker) + "\n").c_str(), stdout);
+    std::fflush(stdout);
     void* lib = dlopen(job.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         emit(jobLine(ksr::status::kLoadError, std::string("dlopen: ") + dlerror()));

@@ -270,6 +270,12 @@ inline constexpr const char* kHarnessError = "harness_error";
 inline constexpr const char* kFinished = "finished";
 } // namespace status
 
+// Written by the runner on its standard output (a pipe ksearch reads as it comes) right before it
+// loads the candidate. A candidate can add output but never take this back, so a runner that
+// failed without it failed before any of the candidate's code ran: a harness failure, not the
+// candidate's (result.jsonl cannot tell: the candidate may rewrite it).
+inline constexpr const char* kLoadingMarker = "ksearch-runner: loading the kernel";
+
 struct EnvironmentLine {
     bool networkIsolated = false;
     double startupSeconds = 0.0; // from exec to a ready backend (CUDA context included)

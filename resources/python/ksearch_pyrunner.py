@@ -766,6 +766,10 @@ def execute_job(job_dir, job, ready, ready_at):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
     harness = Harness(torch, job, device)
+    # Written before the candidate's code runs, to a pipe ksearch reads as it comes: a failure
+    # without it was the harness's (protocol.h's kLoadingMarker; ksearch-runner writes the same).
+    sys.stdout.write("ksearch-runner: loading the kernel\n")
+    sys.stdout.flush()
     try:
         fn = load_candidate(job["library"], job.get("symbol", "run"))
         harness.bind(fn)
