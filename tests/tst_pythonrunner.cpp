@@ -141,6 +141,10 @@ void TestPythonRunner::verdicts_data()
     row("raises", "def run(x, alpha, y):\n    return 1 / 0\n", Verdict::RuntimeError, "ZeroDivisionError");
     row("returns the wrong shape", "def run(x, alpha):\n    return (x * alpha)[:-1]\n", Verdict::RuntimeError,
         "returned output y is torch.float32");
+    // A subclass could compute only when the harness copies it (after the end event).
+    row("returns a tensor subclass",
+        "import torch\nclass Lazy(torch.Tensor):\n    pass\ndef run(x, alpha):\n    return (x * alpha).as_subclass(Lazy)\n",
+        Verdict::RuntimeError, "not a torch.Tensor");
     row("takes the wrong parameters", "def run(x):\n    return x\n", Verdict::RuntimeError,
         "takes 1 positional parameters");
     row("syntax error", "def run(x, alpha, y)\n    y.copy_(x)\n", Verdict::CompileError, "SyntaxError");

@@ -455,6 +455,10 @@ class Harness:
                                 % (type(result).__name__, len(outputs)))
             for o, g in zip(outputs, got):
                 want = o["tensor"]
+                if torch.is_tensor(g) and type(g) is not torch.Tensor:
+                    # A subclass can defer its work to the copy below, after the end event.
+                    raise CallError("returned output %s is a %s, not a torch.Tensor: a tensor subclass could "
+                                    "compute when it is read, outside the timer" % (o["name"], type(g).__name__))
                 if not torch.is_tensor(g) or tuple(g.shape) != tuple(want.shape) or g.dtype != want.dtype:
                     raise CallError("returned output %s is %s; expected %s %s" % (
                         o["name"], "%s %s" % (g.dtype, tuple(g.shape)) if torch.is_tensor(g) else type(g).__name__,
