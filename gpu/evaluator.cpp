@@ -253,6 +253,7 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.writeInputFiles = m_settings.writeInputFiles;
     job.bench = m_settings.bench;
     job.cudaVisibleDevices = m_settings.cudaVisibleDevices;
+    job.allowTf32 = m_task.definition.precision.tf32;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {
         RunnerCall call;

@@ -55,6 +55,7 @@ struct RunnerJob {
     std::chrono::milliseconds timeout {std::chrono::seconds(60)};
     RunnerBenchSettings bench;
     bool measureDevice = false; // the runner measures copy bandwidth first (about 0.2 s)
+    bool allowTf32 = false; // the task's precision rule (Definition::precision)
     std::string cudaVisibleDevices; // when set, the runner sees only this GPU (CUDA_VISIBLE_DEVICES)
     // Python candidates: the runtime whose runner replaces ksearch-runner (same job, same result
     // lines); the library is then the candidate's .py file. nullopt for compiled libraries.

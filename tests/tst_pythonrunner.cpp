@@ -7,6 +7,8 @@
 
 #include <QTemporaryDir>
 
+#include <nlohmann/json.hpp>
+
 #include <evaluator.h>
 #include <workerclient.h>
 #include <workerprotocol.h>
@@ -30,6 +32,7 @@ private slots:
     void verdicts_data();
     void verdicts();
     void endlessCandidateTimesOut();
+    void precisionRuleReachesTheRunner();
     void rmsnormInPyTorchPasses();
     void evaluatesInAWorker();
     void cliNamesWhatIsMissing_data();
@@ -143,7 +146,8 @@ void TestPythonRunner::verdicts_data()
         "returned output y is torch.float32");
     // A subclass could compute only when the harness copies it (after the end event).
     row("returns a tensor subclass",
-        "import torch\nclass Lazy(torch.Tensor):\n    pass\ndef run(x, alpha):\n    return (x * alpha).as_subclass(Lazy)\n",
+        "import torch\nclass Lazy(torch.Tensor):\n    pass\ndef run(x, alpha):\n    return (x * "
+        "alpha).as_subclass(Lazy)\n",
         Verdict::RuntimeError, "not a torch.Tensor");
     row("takes the wrong parameters", "def run(x):\n    return x\n", Verdict::RuntimeError,
         "takes 1 positional parameters");
@@ -175,6 +179,27 @@ void TestPythonRunner::endlessCandidateTimesOut()
     const Evaluation e = ev->evaluate(candidate("endless", "def run(x, alpha, y):\n    while True:\n        pass\n"));
     QVERIFY2(e.status == Verdict::Timeout, e.log.c_str());
     QVERIFY(std::chrono::steady_clock::now() - start < 60s);
+}
+
+// The task's precision rule sets PyTorch's TF32 switches in the runner, for every job alike: a
+// candidate that insists on TF32 passes on a task that allows it and fails on one that does not.
+void TestPythonRunner::precisionRuleReachesTheRunner()
+{
+    const fs::path tf32Task = m_root / "scale-tf32";
+    test::writeScaleTask(tf32Task, {1000, 65536}, 1);
+    auto def = nlohmann::json::parse(test::readText(tf32Task / "definition.json"));
+    def["precision"] = {{"rule", "TF32 products are fine here"}, {"tf32", true}};
+    test::writeText(tf32Task / "definition.json", def.dump());
+    const fs::path wantsTf32 = candidate("wants-tf32",
+        "import torch\ndef run(x, alpha, y):\n"
+        "    if not (torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32):\n"
+        "        raise RuntimeError('TF32 is off here')\n"
+        "    torch.mul(x, alpha, out=y)\n");
+    const Evaluation allowed = makeEvaluator(tf32Task)->evaluate(wantsTf32);
+    QVERIFY2(allowed.status == Verdict::Passed, allowed.log.c_str());
+    const Evaluation refused = m_shared->evaluate(wantsTf32);
+    QCOMPARE(refused.status, Verdict::RuntimeError);
+    QVERIFY2(refused.log.find("TF32 is off here") != std::string::npos, refused.log.c_str());
 }
 
 // The example: a PyTorch rmsnorm on the shipped task, checked against reference.cpp.

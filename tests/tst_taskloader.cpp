@@ -1,10 +1,13 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <search/taskbrief.h>
 #include <task/inputgenerator.h>
 #include <task/task.h>
 
 #include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <set>
@@ -83,6 +86,8 @@ private slots:
     void rejectsBadSafetensors_data();
     void rejectsBadSafetensors();
     void reportsEveryErrorAtOnce();
+    void precisionRule_data();
+    void precisionRule();
     void warnsOnFolderNameMismatch();
     void prefixLookup();
 
@@ -383,6 +388,55 @@ void TestTaskLoader::reportsEveryErrorAtOnce()
     for (const char* field : {"axes.m.type", "inputs.a.shape[1]", "inputs.b.dtype", "tolerance.atol"})
         QVERIFY2(all.find(std::string("definition.json: ") + field) != std::string::npos, all.c_str());
     QVERIFY2(all.find("reference.cpp") != std::string::npos, all.c_str());
+}
+
+// A task's precision rule ("precision" in definition.json): read, refused with the field named
+// when malformed, and stated in the coder's brief.
+void TestTaskLoader::precisionRule_data()
+{
+    QTest::addColumn<QString>("precision"); // the value given to "precision" in rmsnorm's definition
+    QTest::addColumn<QString>("field"); // the field the refusal names; empty: accepted
+    QTest::newRow("rule and tf32") << R"({"rule": "fp32 math throughout", "tf32": true})"
+                                   << "";
+    QTest::newRow("not an object") << "3"
+                                   << "precision";
+    QTest::newRow("empty rule") << R"({"rule": ""})"
+                                << "precision.rule";
+    QTest::newRow("tf32 as text") << R"({"tf32": "yes"})"
+                                  << "precision.tf32";
+    QTest::newRow("unknown field") << R"({"fp16": true})"
+                                   << "precision.fp16";
+}
+
+void TestTaskLoader::precisionRule()
+{
+    QFETCH(QString, precision);
+    QFETCH(QString, field);
+    QTemporaryDir dir;
+    const fs::path root = fs::path(dir.path().toStdString()) / "rmsnorm";
+    test::copyTree(test::tasksDir() / "rmsnorm", root);
+    auto def = nlohmann::json::parse(test::readText(root / "definition.json"));
+    def["precision"] = nlohmann::json::parse(precision.toStdString());
+    test::writeText(root / "definition.json", def.dump(2));
+    const auto result = loadTask(root);
+    if (!field.isEmpty()) {
+        QVERIFY(!result.task.has_value());
+        const auto errors = result.diagnostics.errors();
+        QVERIFY(!errors.empty());
+        QCOMPARE(QString::fromStdString(errors.front().field), field);
+        return;
+    }
+    QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
+    QCOMPARE(result.task->definition.precision.text, std::string("fp32 math throughout"));
+    QVERIFY(result.task->definition.precision.tf32);
+    const std::string brief = describeTask(*result.task, false);
+    QVERIFY2(brief.find("Precision rule: fp32 math throughout") != std::string::npos
+            && brief.find("TF32 for fp32 matrix products: allowed") != std::string::npos,
+        brief.c_str());
+    // The shipped rmsnorm states none: TF32 stays off, as PyTorch's own default for matmul.
+    const auto shipped = loadTask(test::tasksDir() / "rmsnorm");
+    QVERIFY(shipped.task && !shipped.task->definition.precision.tf32);
+    QVERIFY(describeTask(*shipped.task, false).find("TF32 for fp32 matrix products: not allowed") != std::string::npos);
 }
 
 void TestTaskLoader::warnsOnFolderNameMismatch()

@@ -114,6 +114,10 @@ std::string describeTask(const Task& task, bool withReference, Language language
     if (d.tolerance.requiredMatchedRatio < 1.0)
         s += " (" + num(100 * d.tolerance.requiredMatchedRatio, 1) + " % of elements)";
     s += "; NaN and Inf fail.\n";
+    if (!d.precision.text.empty())
+        s += "Precision rule: " + d.precision.text + " (the baseline is held to it too)\n";
+    s += std::string("TF32 for fp32 matrix products: ") + (d.precision.tf32 ? "allowed" : "not allowed")
+        + " (PyTorch's allow_tf32 switches are set so for the baseline and for you alike)\n";
     const auto& scored = d.scoredWorkloads;
     s += "Workloads (" + std::to_string(task.workloads.size()) + ", score = baseline / latency, geometric mean"
         + (scored.empty() ? std::string()

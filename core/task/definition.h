@@ -35,6 +35,16 @@ struct Tolerance {
     double missRmsFraction = 0.5;
 };
 
+// The task's rule for arithmetic precision, stated in the coder's prompt and applied alike to the
+// baseline, the reference and every candidate where the runner can set it (the Python runner's
+// TF32 switches; a compiled kernel chooses its own instructions and is held to the rule by the
+// tolerance). The issue that asked for it: a true-fp32 baseline against a TF32 candidate is a
+// speed-up for free.
+struct PrecisionRule {
+    std::string text; // e.g. "fp32 inputs and output; bf16 internals are allowed"; empty: none stated
+    bool tf32 = false; // TF32 for fp32 matrix products (PyTorch's own default for matmul: off)
+};
+
 // Bytes moved and floating-point operations of one call, as expressions over the axes:
 // the roofline floor that no honest latency can beat.
 struct CostModel {
@@ -53,6 +63,7 @@ struct Definition {
     std::vector<TensorSpec> outputs;
     std::vector<std::string> constraints;
     Tolerance tolerance;
+    PrecisionRule precision;
     std::string workspaceBytes = "0"; // expression over the axes
     std::optional<CostModel> costModel;
     // Which workloads reference.cpp computes in reasonable time (an expression over the axes,

@@ -46,6 +46,7 @@ public:
         checkNameClashes();
         readConstraints();
         readTolerance();
+        readPrecision();
         readWorkspace();
         readCostModel();
         readHostCheck();
@@ -282,6 +283,27 @@ private:
         number("miss_rms_fraction", m_def.tolerance.missRmsFraction, 0.0, 1e30);
         if (m_def.tolerance.requiredMatchedRatio <= 0.0)
             error("tolerance.required_matched_ratio", "must be greater than 0");
+    }
+
+    void readPrecision()
+    {
+        if (!m_doc.contains("precision"))
+            return;
+        const auto& p = m_doc["precision"];
+        if (!p.is_object()) {
+            error("precision", "must be an object with rule (text) and tf32 (true or false)");
+            return;
+        }
+        for (const auto& [key, value] : p.items()) {
+            if (key == "rule" && value.is_string() && !value.get<std::string>().empty())
+                m_def.precision.text = value.get<std::string>();
+            else if (key == "tf32" && value.is_boolean())
+                m_def.precision.tf32 = value.get<bool>();
+            else if (key == "rule" || key == "tf32")
+                error("precision." + key, key == "rule" ? "must be non-empty text" : "must be true or false");
+            else
+                error("precision." + key, "unknown field (rule and tf32 are known)");
+        }
     }
 
     void readWorkspace()

@@ -74,6 +74,7 @@ struct Job {
     std::vector<Call> calls;
     BenchSettings bench;
     bool measureDevice = false; // measure copy bandwidth (and warm the clocks) before the calls
+    bool allowTf32 = false; // the task's precision rule, for runners that can set it (Python's)
 };
 
 inline const char* roleName(Field::Role role)
@@ -111,7 +112,7 @@ inline nlohmann::json toJson(const Job& job)
 {
     nlohmann::json doc {{"backend", job.backend}, {"library", job.library}, {"symbol", job.symbol},
         {"args_size", job.argsSize}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()},
-        {"measure_device", job.measureDevice}};
+        {"measure_device", job.measureDevice}, {"allow_tf32", job.allowTf32}};
     doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
         {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
         {"warmup_seconds", job.bench.warmupSeconds}};
@@ -240,6 +241,7 @@ inline Job jobFromJson(const nlohmann::json& j)
         job.calls.push_back(std::move(call));
     }
     job.measureDevice = j.value("measure_device", false);
+    job.allowTf32 = j.value("allow_tf32", false);
     if (j.contains("bench")) {
         const auto& b = j["bench"];
         job.bench.enabled = b.value("enabled", false);

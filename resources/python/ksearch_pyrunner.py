@@ -770,6 +770,10 @@ def execute_job(job_dir, job, ready, ready_at):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
     harness = Harness(torch, job, device)
+    # The task's precision rule, the same for the baseline, the reference and every candidate.
+    tf32 = bool(job.get("allow_tf32", False))
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
     # Written before the candidate's code runs, to a pipe ksearch reads as it comes: a failure
     # without it was the harness's (protocol.h's kLoadingMarker; ksearch-runner writes the same).
     sys.stdout.write("ksearch-runner: loading the kernel\n")
