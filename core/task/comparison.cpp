@@ -94,8 +94,10 @@ inline bool screenQuiet(
     unsigned loud = 0;
 #pragma omp simd reduction(+ : sum) reduction(| : loud)
     for (std::size_t i = 0; i < n; ++i) {
-        const double x = widen(actual[i]), y = widen(expected[i]);
-        const double absY = std::fabs(y), abs = std::fabs(x - y);
+        const double x = widen(actual[i]);
+        const double y = widen(expected[i]);
+        const double absY = std::fabs(y);
+        const double abs = std::fabs(x - y);
         loud |= static_cast<unsigned>(!(std::fabs(x) <= kLargest)) | !(absY <= kLargest)
             | ((abs > s.atol) & (abs > s.rtol * absY)) | (abs > s.worst) | (abs > s.maxRel * (absY + kRelFloor));
         sum += y * y;
