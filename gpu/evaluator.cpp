@@ -17,6 +17,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <sys/prctl.h>
 
 namespace ks {
 
@@ -176,6 +177,13 @@ Evaluator::Evaluator(Task task, EvaluatorSettings settings)
     , m_language(m_settings.language.value_or(defaultLanguage(backendName(m_settings.backend))))
     , m_cache(m_settings.cacheDir.empty() ? defaultCompileCacheDir() : m_settings.cacheDir)
 {
+    // This process holds the expected outputs (memfds) and the secret seed. A process of the same
+    // user may open another's descriptors through /proc/PID/fd unless it is not dumpable; a
+    // candidate in a runner this process started would otherwise read the answers from there.
+    // Runners, being exec'd, are dumpable again; on the host backend they drop their
+    // capabilities before loading the kernel, so that one started by root cannot use
+    // CAP_SYS_PTRACE for the same (docs/security.md: not yet on CUDA).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (m_settings.seed == 0)
         m_settings.seed = (static_cast<std::uint64_t>(std::random_device {}()) << 32) ^ std::random_device {}();
     std::error_code ec;

@@ -10,7 +10,13 @@
 
 #include <compilecache.h>
 #include <evaluator.h>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <set>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <thread>
 
 using namespace ks;
@@ -48,6 +54,7 @@ private slots:
     void scoredWorkloadsAloneMakeJ();
     void evaluatorsOfADeviceShareOnePreparation();
     void harnessFailureSaysNothingOfTheCandidate();
+    void expectedOutputsAreNotReadableThroughProc();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(
@@ -84,8 +91,10 @@ std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(
 fs::path TestEvaluator::candidate(const std::string& name, const std::string& body)
 {
     const fs::path p = m_root / "candidates" / (name + ".cpp");
-    test::writeText(
-        p, "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n#include <cstring>\n" + body + "\n");
+    test::writeText(p,
+        "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n#include <cstring>\n#include <dirent.h>\n"
+        "#include <fcntl.h>\n#include <string>\n#include <unistd.h>\n"
+            + body + "\n");
     return p;
 }
 
@@ -177,6 +186,14 @@ void TestEvaluator::verdicts_data()
     QTest::newRow("skips work after the first call")
         << withLoop("static int calls; if (calls++ > 0) return 0;", "return 0;") << "INCORRECT_NUMERICAL"
         << "timing loop";
+    // ksearch holds the expected outputs in memfds; a same-user process could open them through
+    // /proc/PPID/fd. It fails loudly (returns 99) if it can open any of its parent's.
+    QTest::newRow("opens its parent's buffers through /proc") << withLoop("",
+        "const std::string dir = \"/proc/\" + std::to_string(getppid()) + \"/fd\"; int opened = 0;"
+        " if (DIR* d = opendir(dir.c_str())) { while (dirent* e = readdir(d)) { if (e->d_name[0] == '.') continue;"
+        " const int fd = open((dir + \"/\" + e->d_name).c_str(), O_RDONLY); if (fd >= 0) { ++opened; close(fd); } }"
+        " closedir(d); } return opened > 0 ? 99 : 0;") << "PASSED"
+                                                              << "";
     QTest::newRow("looks for an API key")
         << withLoop("", "if (std::getenv(\"OPENAI_API_KEY\")) a->y[0] += 1; return 0;") << "PASSED"
         << "";
@@ -329,6 +346,47 @@ void TestEvaluator::harnessFailureSaysNothingOfTheCandidate()
     const Evaluation prepared = fresh.evaluate(honest);
     qunsetenv("KSEARCH_RUNNER");
     QVERIFY2(prepared.status == Verdict::Passed, prepared.log.c_str());
+}
+
+// A process of the same user (a CUDA runner is one: no user namespace) may open another's
+// descriptors through /proc/PID/fd while that process is dumpable, so an evaluator makes its
+// process not dumpable: the memfds holding expected outputs stay out of reach. The mechanism is
+// shown between two forked processes that both drop their capabilities first, as the runners do
+// before loading a kernel (with root's, the capability check alone would decide): the child reads
+// the holder's memfd when the holder is dumpable, and not when it is not.
+void TestEvaluator::expectedOutputsAreNotReadableThroughProc()
+{
+    auto ev = makeEvaluator();
+    QCOMPARE(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+    auto dropCapabilities = [] {
+        __user_cap_header_struct header {_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct none[2] = {};
+        ::syscall(SYS_capset, &header, none);
+    };
+    auto childReads = [&](bool holderDumpable) {
+        const pid_t holder = ::fork();
+        if (holder == 0) {
+            dropCapabilities();
+            ::prctl(PR_SET_DUMPABLE, holderDumpable ? 1 : 0, 0, 0, 0);
+            // Only async-signal-safe calls between fork and _exit: the test process has threads.
+            const int secret = ::memfd_create("expected", 0);
+            char path[64];
+            std::snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(::getpid()), secret);
+            const pid_t reader = ::fork();
+            if (reader == 0) {
+                dropCapabilities();
+                ::_exit(::open(path, O_RDONLY) >= 0 ? 0 : 1);
+            }
+            int status = 0;
+            ::waitpid(reader, &status, 0);
+            ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 2);
+        }
+        int status = 0;
+        ::waitpid(holder, &status, 0);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    };
+    QVERIFY(!childReads(false));
+    QVERIFY(childReads(true)); // the refusal above is the flag's doing
 }
 
 KS_TEST_MAIN_CORE(TestEvaluator)

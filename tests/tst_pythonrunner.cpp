@@ -141,6 +141,15 @@ void TestPythonRunner::verdicts_data()
               "    sockets = [l for l in links if l.startswith('socket:')]\n"
               "    if sockets:\n        raise RuntimeError('open: ' + ','.join(sockets))\n",
         Verdict::Passed, "");
+    // The expected outputs are in ksearch's memfds: opening them through /proc/PPID/fd must fail.
+    row("opens its parent's buffers through /proc",
+        std::string("import os\n") + kHonest
+            + "    d = '/proc/%d/fd' % os.getppid()\n    opened = []\n    try:\n        names = os.listdir(d)\n"
+              "    except OSError:\n        names = []\n    for n in names:\n"
+              "        try:\n            os.close(os.open(d + '/' + n, os.O_RDONLY))\n            opened.append(n)\n"
+              "        except OSError:\n            pass\n"
+              "    if opened:\n        raise RuntimeError('opened ' + ','.join(opened))\n",
+        Verdict::Passed, "");
     row("raises", "def run(x, alpha, y):\n    return 1 / 0\n", Verdict::RuntimeError, "ZeroDivisionError");
     row("returns the wrong shape", "def run(x, alpha):\n    return (x * alpha)[:-1]\n", Verdict::RuntimeError,
         "returned output y is torch.float32");

@@ -16,8 +16,11 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <iostream>
+#include <linux/capability.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace {
@@ -37,6 +40,17 @@ bool isolateNetwork(bool allowUserNamespace)
     if (::unshare(CLONE_NEWNET) == 0)
         return true;
     return allowUserNamespace && ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
+}
+
+// Before the kernel is loaded: no capabilities (a runner started by root would otherwise read the
+// parent's descriptors, expected outputs included, through /proc with CAP_SYS_PTRACE) and none
+// to be regained by exec. Nothing to drop for an ordinary user.
+void dropPrivileges()
+{
+    ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    __user_cap_header_struct header {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct none[2] = {};
+    ::syscall(SYS_capset, &header, none);
 }
 
 double monotonicSeconds()
@@ -115,6 +129,8 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
         return toJson(line);
     };
 
+    if (job.backend == "host") // the CUDA runner keeps them until that is shown on a GPU (CUPTI)
+        dropPrivileges();
     std::fputs((std::string(ksr::kLoadingMarker) + "\n").c_str(), stdout);
     std::fflush(stdout);
     void* lib = dlopen(job.library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -630,6 +630,24 @@ class Harness:
         return report
 
 
+def drop_privileges():
+    """Before the candidate is imported: no capabilities, none to regain by exec (ksearch-runner's
+    dropPrivileges: a runner started by root could otherwise read ksearch's descriptors, expected
+    outputs included, through /proc). Nothing to drop for an ordinary user."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    libc.capset(ctypes.byref(Header(0x20080522, 0)), (Data * 2)())  # _LINUX_CAPABILITY_VERSION_3
+
+
 def load_candidate(path, symbol):
     spec = importlib.util.spec_from_file_location("ks_candidate", path)
     if spec is None or spec.loader is None:
@@ -774,6 +792,8 @@ def execute_job(job_dir, job, ready, ready_at):
     tf32 = bool(job.get("allow_tf32", False))
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
+    if job.get("backend") == "host":  # on CUDA not yet shown on a GPU (ksearch-runner does the same)
+        drop_privileges()
     # Written before the candidate's code runs, to a pipe ksearch reads as it comes: a failure
     # without it was the harness's (protocol.h's kLoadingMarker; ksearch-runner writes the same).
     sys.stdout.write("ksearch-runner: loading the kernel\n")
