@@ -174,8 +174,12 @@ SubprocessResult PrestartedRunner::finish()
     // The limit counts from the handoff, and so does the time reported with it.
     m_result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_handedOverAt).count();
     if (!m_sendError.empty()) {
-        m_result.started = false;
-        m_result.error = m_sendError;
+        if (!m_process || !m_process->started()) {
+            m_result.started = false;
+            m_result.error = m_sendError;
+        } else { // it ran and ended (or left) before taking its job: its exit and words tell why
+            m_result.err += (m_result.err.empty() ? "" : "\n") + ("ksearch: " + m_sendError);
+        }
     }
     return m_result;
 }

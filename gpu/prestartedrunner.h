@@ -43,8 +43,9 @@ public:
     bool waitUntilReady(std::chrono::milliseconds timeout);
 
     // Hands the job over (the folder holding job.json, and every descriptor job.json names); its
-    // time limit counts from now. Once. A job that could not be sent is reported by finish() as
-    // not started, with the reason.
+    // time limit counts from now. Once. A job that could not be sent is reported by finish(): as
+    // not started, with the reason, when the runner never started; otherwise as its exit (it ran
+    // and ended, or left, before taking the job), with the reason added to its stderr.
     void handOver(const std::filesystem::path& jobDir, const std::vector<int>& fds, std::chrono::milliseconds timeout);
     // Waits until the runner closes its output, which it does once its last result line is written
     // (it is then left to exit: the driver taking its context down), or when it dies; false when
