@@ -524,24 +524,18 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     e.baselineSeconds = m_baselineSeconds;
     e.device = m_device;
     e.copyBandwidthGBs = m_copyBandwidthGBs;
-    if (!m_prepared) {
-        e.status = Verdict::HarnessError;
-        e.log += "the task could not be prepared: " + m_prepareError + "\n";
+    auto endsHere = [&](Verdict v, const std::string& log) { // nothing of the candidate's ran
+        e.status = v;
+        e.log += log;
         e.totalSeconds = secondsSince(start);
         return e;
-    }
-    if (python && m_pythonProblem) { // no interpreter, torch or triton: not the candidate's doing
-        e.status = Verdict::HarnessError;
-        e.log += *m_pythonProblem + "\n";
-        e.totalSeconds = secondsSince(start);
-        return e;
-    }
-    if (!candidate.compile.ok) {
-        e.status = Verdict::CompileError;
-        e.log += candidate.compile.log;
-        e.totalSeconds = secondsSince(start);
-        return e;
-    }
+    };
+    if (!m_prepared)
+        return endsHere(Verdict::HarnessError, "the task could not be prepared: " + m_prepareError + "\n");
+    if (python && m_pythonProblem) // no interpreter, torch or triton: not the candidate's doing
+        return endsHere(Verdict::HarnessError, *m_pythonProblem + "\n");
+    if (!candidate.compile.ok)
+        return endsHere(Verdict::CompileError, candidate.compile.log);
     const auto runStart = std::chrono::steady_clock::now();
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     double waited = 0.0, exitWait = 0.0;
