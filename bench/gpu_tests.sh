@@ -3,6 +3,7 @@
 # one archive ($OUT/results.tgz) and the totals on stdout.
 #
 #   TESTS="tst_runner tst_evaluator tst_gpuevaluator tst_gpupython" bash bench/gpu_tests.sh
+#   TESTS="tst_gpuevaluator:cudaVerdicts,sideStreamWorkIsCounted tst_runner" ...  (some functions only)
 #
 # Expects build/gpu-carry.tar.xz (scripts/gpu_carry.sh). TEST_LIMIT: seconds per binary.
 set -uo pipefail
@@ -10,8 +11,11 @@ cd "$(dirname "$0")/.."
 RUN_NAME=gpu-tests
 source bench/device_run_common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$RES/device.txt" 2>&1
-for t in ${TESTS:-tst_cudacompile tst_runner tst_evaluator tst_gpukernels tst_gpuevaluator tst_gpupython}; do
-    step "$t" "${TEST_LIMIT:-420}" "$BIN/$t"
+for spec in ${TESTS:-tst_cudacompile tst_runner tst_evaluator tst_gpukernels tst_gpuevaluator tst_gpupython}; do
+    t=${spec%%:*}
+    functions=()
+    [[ $spec == *:* ]] && IFS=, read -ra functions <<< "${spec#*:}"
+    step "$t" "${TEST_LIMIT:-420}" "$BIN/$t" "${functions[@]}"
     grep -h "^FAIL\|^Totals\|^SKIP" "$RES/$t.log" | cut -c1-300
 done
 exit $status

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -538,6 +539,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         return endsHere(Verdict::CompileError, candidate.compile.log);
     const auto runStart = std::chrono::steady_clock::now();
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
+    for (auto& call : job.calls)
+        call.repeat = true;
     double waited = 0.0, exitWait = 0.0;
     const RunnerJobResult run = runOnDevice(job, waited, exitWait, std::move(m_nextRunner));
     e.candidateSeconds = secondsSince(runStart);
@@ -636,6 +639,34 @@ CompileCache::Result Evaluator::checkPython(const CompileRequest& request)
     return r;
 }
 
+namespace {
+
+// The second correctness call, made with other noise in the outputs and workspace. Results the
+// same bit for bit are the rule; different ones must still pass the whole comparison (atomics
+// may reorder a sum), else the kernel read memory it never wrote and was right by the poison.
+void checkRepeat(
+    WorkloadEvaluation& r, const RunnerCallOutcome& o, const std::vector<SharedTensor>& expected, const Tolerance& tol)
+{
+    for (std::size_t k = 0; k < o.repeatOutputs.size() && k < o.outputs.size() && r.status == Verdict::Passed; ++k) {
+        const auto first = o.outputs[k].view().data;
+        const auto again = o.repeatOutputs[k].view().data;
+        if (first.size() == again.size() && std::memcmp(first.data(), again.data(), first.size()) == 0)
+            continue;
+        r.bitwiseRepeatable = false;
+        const auto c = compareOutput(o.repeatOutputs[k].view(), expected[k].view(), tol);
+        if (c.passed)
+            continue;
+        r.status = Verdict::IncorrectNumerical;
+        r.message = "correct on the first call but wrong on a second call with the same inputs and other noise in "
+                    "its outputs and workspace: "
+            + describeComparison(c)
+            + " -- results must not depend on memory the kernel did not write (uninitialised output, workspace or "
+              "shared memory), nor be skipped after the first call";
+    }
+}
+
+} // namespace
+
 void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
 {
     const Tolerance& tol = m_task.definition.tolerance;
@@ -685,6 +716,7 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
                     fail(
                         c.shapeMismatch ? Verdict::IncorrectShape : Verdict::IncorrectNumerical, describeComparison(c));
             }
+            checkRepeat(r, o, w.expected[0], tol);
             // The timing loop's final round, checked: each timing set on its own inputs (results
             // produced inside the loop), then each set's buffers refilled with the next set's inputs
             // (the first call's when there is one set): cached, replayed or deferred results fail.
@@ -752,7 +784,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
             table += "workload " + shortId(r.id) + ": " + fmt(r.latencyMicros) + " us (baseline "
                 + fmt(r.baselineLatencyMicros) + " us, speedup " + fmt(r.speedup, 2) + "x"
                 + (r.floorMicros > 0 ? ", " + fmt(100 * r.rooflineFraction, 1) + "% of roofline" : "")
-                + (r.scored ? "" : ", checked only: not in J") + ")\n";
+                + (r.scored ? "" : ", checked only: not in J")
+                + (r.bitwiseRepeatable ? "" : ", results differ bit for bit between two calls") + ")\n";
     }
     e.log += failures + table;
     for (const auto& k : e.resources)

@@ -89,6 +89,13 @@ std::string outputKey(const RunnerCall& call, std::size_t set, const std::string
     return call.id + "/" + std::to_string(set) + "/" + name;
 }
 
+// The output set of the second correctness call: after the first call's (0), each timing set's
+// (1 to n) and their swapped passes (n + 1 to 2n).
+std::size_t repeatSet(const RunnerCall& call)
+{
+    return 2 * call.timingInputs.size() + 1;
+}
+
 BenchMeasurement measurementOf(const ksr::BenchReport& b)
 {
     BenchMeasurement m;
@@ -149,6 +156,9 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
         c.poisonSeed = call.poisonSeed;
         for (const auto& t : call.outputs)
             c.outputs[t.name] = outputEntry(call, 0, t);
+        if (call.repeat)
+            for (const auto& t : call.outputs)
+                c.repeatOutputs[t.name] = outputEntry(call, repeatSet(call), t);
         for (std::size_t k = 0; k < sets; ++k) {
             ksr::BufferSet out;
             ksr::BufferSet swapped;
@@ -311,6 +321,8 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
             };
             if (ok)
                 readSet(0, outcome.outputs);
+            if (ok && call.repeat && outcome.status == RunnerCallOutcome::Status::Ok)
+                readSet(repeatSet(call), outcome.repeatOutputs);
             if (end.bench && outcome.status == RunnerCallOutcome::Status::Ok) {
                 outcome.bench = measurementOf(*end.bench);
                 outcome.timingOutputs.resize(call.timingInputs.size());

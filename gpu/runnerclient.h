@@ -29,6 +29,9 @@ struct RunnerCall {
     std::map<std::string, std::int64_t> axes;
     std::int64_t workspaceBytes = 0;
     std::uint64_t poisonSeed = 0;
+    // A second correctness call on the same inputs with other poison in the outputs and workspace
+    // (RunnerCallOutcome::repeatOutputs); candidates get one, references and baselines need none.
+    bool repeat = false;
 };
 
 struct RunnerBenchSettings {
@@ -78,6 +81,7 @@ struct RunnerCallOutcome {
     std::map<std::string, double> untimedSeconds; // protocol.h's CallLine::untimedSeconds
     // Filled for Ok calls; in the job's output buffers, so valid until the next job on that pool.
     std::vector<SharedTensor> outputs;
+    std::vector<SharedTensor> repeatOutputs; // of the second correctness call, when asked for
     BenchMeasurement bench;
     std::vector<std::vector<SharedTensor>> timingOutputs; // outputs of the last timed call on each timing set
     // Then each set's buffers refilled with the next set's inputs (the first call's, with one set).

@@ -185,7 +185,7 @@ void TestEvaluator::verdicts_data()
                                                << "refilled with other inputs";
     QTest::newRow("skips work after the first call")
         << withLoop("static int calls; if (calls++ > 0) return 0;", "return 0;") << "INCORRECT_NUMERICAL"
-        << "timing loop";
+        << "wrong on a second call";
     // ksearch holds the expected outputs in memfds; a same-user process could open them through
     // /proc/PPID/fd. It fails loudly (returns 99) if it can open any of its parent's.
     QTest::newRow("opens its parent's buffers through /proc") << withLoop("",
@@ -197,6 +197,20 @@ void TestEvaluator::verdicts_data()
     QTest::newRow("looks for an API key")
         << withLoop("", "if (std::getenv(\"OPENAI_API_KEY\")) a->y[0] += 1; return 0;") << "PASSED"
         << "";
+    // Right only while its output holds the noise it found there on its first call: a kernel
+    // whose result depends on memory it never wrote. Every call used to get the same noise.
+    QTest::newRow("depends on the noise in its output")
+        << withLoop("static uint32_t seen; static bool first = true; uint32_t now; std::memcpy(&now, a->y, 4);"
+                    " if (first) { seen = now; first = false; }",
+               "if (now != seen) for (int64_t i = 0; i < a->n; ++i) a->y[i] += 1000.0f; return 0;")
+        << "INCORRECT_NUMERICAL"
+        << "other noise in its outputs";
+    // Every other call differs in the last bit of one element, as a sum reordered by atomics
+    // would: within tolerance, so it passes, and the log says its results are not repeatable.
+    QTest::newRow("differs in the last bit between calls")
+        << withLoop("", "static int calls; if (calls++ % 2) a->y[0] = std::nextafter(a->y[0], INFINITY); return 0;")
+        << "PASSED"
+        << "results differ bit for bit between two calls";
 }
 
 void TestEvaluator::verdicts()

@@ -101,7 +101,10 @@ std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(
 fs::path TestGpuEvaluator::candidate(const std::string& name, const std::string& body)
 {
     const fs::path p = m_root / "candidates" / (name + ".cu");
-    test::writeText(p, "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n" + body + "\n");
+    test::writeText(p,
+        "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n#include <dirent.h>\n#include <fcntl.h>\n"
+        "#include <unistd.h>\n"
+            + body + "\n");
     return p;
 }
 
@@ -169,11 +172,12 @@ void TestGpuEvaluator::cudaVerdicts_data()
     QTest::newRow("modifies an input") << launch("", "cudaMemsetAsync((void*)a->x, 0, 16, stream);") << "REJECTED"
                                        << "modified its inputs";
     // Replays the first result it computed into the same output buffer, without the kernel.
-    QTest::newRow("caches by pointer") << launch("static float* first; static float* saved; if (first == a->y) { "
-                                                 "cudaMemcpyAsync(a->y, saved, a->n * 4, cudaMemcpyDeviceToDevice, stream); "
-                                                 "return 0; }",
-                                          "if (!first) { first = a->y; cudaMalloc(&saved, a->n * 4); "
-                                          "cudaMemcpyAsync(saved, a->y, a->n * 4, cudaMemcpyDeviceToDevice, stream); }")
+    QTest::newRow("caches by pointer") << launch(
+        "static float* first; static float* saved; if (first == a->y) { "
+        "cudaMemcpyAsync(a->y, saved, a->n * 4, cudaMemcpyDeviceToDevice, stream); "
+        "return 0; }",
+        "if (!first) { first = a->y; cudaMalloc(&saved, a->n * 4); "
+        "cudaMemcpyAsync(saved, a->y, a->n * 4, cudaMemcpyDeviceToDevice, stream); }")
                                        << "INCORRECT_NUMERICAL"
                                        << "timing loop";
     // Keeps the result of every input pointer it has seen and replays it while the contents stay.
@@ -188,6 +192,35 @@ void TestGpuEvaluator::cudaVerdicts_data()
     QTest::newRow("looks for an API key")
         << launch("", "if (std::getenv(\"OPENAI_API_KEY\")) cudaMemsetAsync(a->y, 0, 4, stream);") << "PASSED"
         << "";
+    // 100 KiB of dynamic shared memory without cudaFuncSetAttribute: the launch is refused in the
+    // candidate's own CUDA runtime, which it never asks; the harness does, after every call.
+    QTest::newRow("shared memory over the limit") << QString::fromStdString(
+        "__global__ void big(const float* x, float alpha, float* y, int64_t n) { extern __shared__ float s[];"
+        " s[threadIdx.x] = alpha; for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += 256 * gridDim.x)"
+        " y[i] = s[threadIdx.x] * x[i]; }\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { big<<<528, 256, 100 * 1024,"
+        " stream>>>(a->x, a->alpha, a->y, a->n); return 0; }")
+                                                  << "RUNTIME_ERROR"
+                                                  << "a kernel launch failed: cudaErrorInvalidValue";
+    // Right only while its output holds the noise it found there on its first call.
+    QTest::newRow("depends on the noise in its output") << QString::fromStdString(
+        "__device__ unsigned g_seen; __device__ int g_have, g_differs;\n"
+        "__global__ void look(const float* y) { unsigned now = __float_as_uint(y[0]);"
+        " if (!g_have) { g_seen = now; g_have = 1; } g_differs = now != g_seen; }\n"
+        "__global__ void scaled(const float* x, float alpha, float* y, int64_t n) { for (int64_t i = blockIdx.x *"
+        " 256 + threadIdx.x; i < n; i += 256 * gridDim.x) y[i] = alpha * x[i] + (g_differs ? 1000.0f : 0.0f); }\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { look<<<1, 1, 0,"
+        " stream>>>(a->y); scaled<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n); return 0; }")
+                                                        << "INCORRECT_NUMERICAL"
+                                                        << "other noise in its outputs";
+    // ksearch's expected outputs are in memfds: a CUDA runner must not open them either.
+    QTest::newRow("opens its parent's buffers through /proc") << launch("",
+        "char dir[64]; snprintf(dir, sizeof dir, \"/proc/%d/fd\", (int)getppid()); int opened = 0;"
+        " if (DIR* d = opendir(dir)) { while (dirent* e = readdir(d)) { if (e->d_name[0] == '.') continue;"
+        " char path[160]; snprintf(path, sizeof path, \"%s/%s\", dir, e->d_name);"
+        " const int fd = open(path, O_RDONLY); if (fd >= 0) { ++opened; close(fd); } } closedir(d); }"
+        " if (opened) return 99;") << "PASSED"
+                                                              << "";
 }
 
 void TestGpuEvaluator::cudaVerdicts()

@@ -150,6 +150,12 @@ void TestPythonRunner::verdicts_data()
               "        except OSError:\n            pass\n"
               "    if opened:\n        raise RuntimeError('opened ' + ','.join(opened))\n",
         Verdict::Passed, "");
+    // Right only while its output holds the noise it found on its first call.
+    row("depends on the noise in its output",
+        "import torch\n_seen = []\ndef run(x, alpha, y):\n    now = y.view(torch.int32)[0].item()\n"
+        "    if not _seen:\n        _seen.append(now)\n    torch.mul(x, alpha, out=y)\n"
+        "    if now != _seen[0]:\n        y.add_(1000.0)\n",
+        Verdict::IncorrectNumerical, "other noise in its outputs");
     row("raises", "def run(x, alpha, y):\n    return 1 / 0\n", Verdict::RuntimeError, "ZeroDivisionError");
     row("returns the wrong shape", "def run(x, alpha):\n    return (x * alpha)[:-1]\n", Verdict::RuntimeError,
         "returned output y is torch.float32");

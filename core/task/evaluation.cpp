@@ -39,6 +39,8 @@ nlohmann::json toJson(const Evaluation& e)
             {"side_work_samples", w.sideWorkSamples}, {"device_span_us", w.deviceSpanMicros}});
         if (!w.scored) // written only when false, so journals from before the field read back unchanged
             workloads.back()["scored"] = false;
+        if (!w.bitwiseRepeatable) // likewise
+            workloads.back()["bitwise_repeatable"] = false;
     }
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
@@ -111,6 +113,7 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         we.floorMicros = number(w, "floor_us");
         we.rooflineFraction = number(w, "roofline_fraction");
         we.scored = w.value("scored", true);
+        we.bitwiseRepeatable = w.value("bitwise_repeatable", true);
         e.workloads.push_back(std::move(we));
     }
     for (const auto& r : j.value("resources", nlohmann::json::array()))

@@ -9,6 +9,18 @@
 namespace ksr {
 
 using KsRunFn = int (*)(const void* args, void* workspace, std::size_t workspaceBytes, void* stream);
+// ks_launch_error, which the ABI prelude (resources/abi/ks_prelude.h) puts in every CUDA
+// candidate: the last error of the candidate's own CUDA runtime, taken (so cleared), as text, or
+// null. nvcc links each library with a static runtime of its own, so a launch the driver refused
+// (a grid, block or shared-memory size beyond the device's or the kernel's limits) is recorded
+// there alone: nothing sticky, no error in this process, only outputs left unwritten.
+using KsLaunchErrorFn = const char* (*)();
+
+// What the runner calls: the entry point, and the launch-error probe when the library has one.
+struct Candidate {
+    KsRunFn run = nullptr;
+    KsLaunchErrorFn launchError = nullptr;
+};
 
 struct TimedCall {
     int returnCode = 0;

@@ -145,25 +145,40 @@ struct Outputs {
     std::unique_ptr<DeviceBuffer> workspaceNoise;
 };
 
+// What poison() writes from now on: noise from the seed, other for each output and the workspace.
+void makePoison(Outputs& out, Backend& backend, std::uint64_t seed)
+{
+    std::uint64_t salt = 0;
+    for (const auto& n : out.noise)
+        fillNoise(backend, n, seed + 0x9e3779b97f4a7c15ULL * ++salt);
+    if (out.workspaceNoise)
+        fillNoise(backend, *out.workspaceNoise, ~seed);
+}
+
 Outputs allocateOutputs(const Job& job, const Call& call, Backend& backend)
 {
     Outputs out;
-    std::uint64_t salt = 0;
     for (const auto& field : job.fields) {
         if (field.role != Field::Role::Output)
             continue;
         const Buffer& spec = call.outputs.at(field.name);
         out.buffers.emplace_back(backend, spec.bytes);
         out.noise.emplace_back(backend, spec.bytes);
-        fillNoise(backend, out.noise.back(), call.poisonSeed + 0x9e3779b97f4a7c15ULL * ++salt);
         out.names.push_back(field.name);
     }
     if (call.workspaceBytes > 0) {
         out.workspace = std::make_unique<DeviceBuffer>(backend, call.workspaceBytes);
         out.workspaceNoise = std::make_unique<DeviceBuffer>(backend, call.workspaceBytes);
-        fillNoise(backend, *out.workspaceNoise, ~call.poisonSeed);
     }
+    makePoison(out, backend, call.poisonSeed);
     return out;
+}
+
+// The seed of the second correctness call's poison: every byte differs in distribution from the
+// first call's, and the parent, which chose poisonSeed, can tell neither apart from random.
+std::uint64_t repeatSeed(std::uint64_t poisonSeed)
+{
+    return (poisonSeed ^ 0xd1b54a32d192ed03ULL) * 0xbf58476d1ce4e5b9ULL + 1;
 }
 
 InputSet uploadInputs(
@@ -259,6 +274,16 @@ Stats statistics(std::vector<double> v)
     return s;
 }
 
+// Why a call failed, or empty: its return code, or a launch its CUDA runtime refused.
+std::string callFailure(int rc, const Candidate& candidate)
+{
+    if (candidate.launchError)
+        if (const char* err = candidate.launchError())
+            return "a kernel launch failed: " + std::string(err)
+                + (rc != 0 ? " (ks_run returned " + std::to_string(rc) + ")" : std::string());
+    return rc != 0 ? "ks_run returned " + std::to_string(rc) : std::string();
+}
+
 double secondsSince(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -284,9 +309,10 @@ bool inputsUnchanged(const InputSet& set, Backend& backend)
 // clock shows it busy for noticeably longer: then work went to another stream, and that figure
 // counts. The last round refills each set's buffers with the first call's inputs before calling:
 // a kernel that replays what it computed for a pointer it has seen then returns stale results.
-BenchReport benchmark(const Job& job, const Call& call, Backend& backend, KsRunFn fn, Outputs& outputs,
+BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const Candidate& candidate, Outputs& outputs,
     std::vector<InputSet>& sets, const InputSet& reference)
 {
+    const KsRunFn fn = candidate.run;
     const BenchSettings& b = job.bench;
     const double overhead = backend.launchOverheadMicros();
     BenchReport result;
@@ -300,8 +326,8 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, KsRunF
         const int rc = backend.run(
             fn, set.args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
         ++warmupCalls;
-        if (rc != 0 || !backend.deviceError().empty()) {
-            result.error = "warm-up call returned " + std::to_string(rc);
+        if (const std::string why = callFailure(rc, candidate); !why.empty() || !backend.deviceError().empty()) {
+            result.error = "warm-up call " + std::to_string(warmupCalls) + ": " + (why.empty() ? "device error" : why);
             return result;
         }
         if (warmupCalls > 10000)
@@ -341,8 +367,9 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, KsRunF
         backend.flushCaches();
         const TimedCall t = backend.timedRun(
             fn, sets[which].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
-        if (t.returnCode != 0 || !backend.deviceError().empty()) {
-            result.error = "timed call " + std::to_string(i) + " returned " + std::to_string(t.returnCode);
+        if (const std::string why = callFailure(t.returnCode, candidate);
+            !why.empty() || !backend.deviceError().empty()) {
+            result.error = "timed call " + std::to_string(i) + ": " + (why.empty() ? "device error" : why);
             return result;
         }
         double latency = t.deviceMicros;
@@ -381,8 +408,13 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, KsRunF
             while (static_cast<std::size_t>(i + 1) % count != 0) {
                 ++i;
                 poison(outputs, backend);
-                backend.run(fn, sets[static_cast<std::size_t>(i) % count].args.data(),
+                const int rc = backend.run(fn, sets[static_cast<std::size_t>(i) % count].args.data(),
                     outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
+                if (const std::string why = callFailure(rc, candidate);
+                    !why.empty() || !backend.deviceError().empty()) {
+                    result.error = "call " + std::to_string(i) + ": " + (why.empty() ? "device error" : why);
+                    return result;
+                }
             }
         }
     }
@@ -443,8 +475,9 @@ std::string gib(std::size_t bytes)
 
 } // namespace
 
-CallLine executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn fn)
+CallLine executeCall(const Job& job, const Call& call, Backend& backend, const Candidate& candidate)
 {
+    const KsRunFn fn = candidate.run;
     const auto callStart = std::chrono::steady_clock::now();
     CallLine result;
     result.id = call.id;
@@ -483,15 +516,36 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn
         result.message = err;
         return result;
     }
-    if (rc != 0) {
+    if (const std::string why = callFailure(rc, candidate); !why.empty()) {
         result.status = status::kError;
-        result.message = "ks_run returned " + std::to_string(rc);
+        result.message = why;
         return result;
     }
     saveOutputs(call.outputs, outputs, backend);
     lap("download");
     result.inputsUnchanged = inputsUnchanged(sets[0], backend);
     lap("input_check");
+    if (!call.repeatOutputs.empty()) {
+        // The same inputs again, with other noise in the outputs and workspace: the parent
+        // compares the two results (the timing loop below keeps this poison).
+        makePoison(outputs, backend, repeatSeed(call.poisonSeed));
+        poison(outputs, backend);
+        const int again = backend.run(
+            fn, sets[0].args.data(), outputs.workspace ? outputs.workspace->get() : nullptr, call.workspaceBytes);
+        if (const std::string err = backend.deviceError(); !err.empty()) {
+            result.status = status::kDeviceError;
+            result.message = err + " (in the second correctness call)";
+            return result;
+        }
+        if (const std::string why = callFailure(again, candidate); !why.empty()) {
+            result.status = status::kError;
+            result.message = why + " in the second correctness call";
+            return result;
+        }
+        saveOutputs(call.repeatOutputs, outputs, backend);
+        result.inputsUnchanged = result.inputsUnchanged && inputsUnchanged(sets[0], backend);
+        lap("repeat_call");
+    }
     result.status = status::kOk;
 
     if (job.bench.enabled && !call.timingInputs.empty()) {
@@ -499,7 +553,7 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, KsRunFn
         for (const auto& set : call.timingInputs)
             timing.push_back(uploadInputs(job, call, set, outputs, backend));
         lap("upload");
-        BenchReport bench = benchmark(job, call, backend, fn, outputs, timing, sets[0]);
+        BenchReport bench = benchmark(job, call, backend, candidate, outputs, timing, sets[0]);
         lap("bench_setup");
         result.untimedSeconds["bench_setup"] =
             std::max(0.0, result.untimedSeconds["bench_setup"] - bench.warmupSeconds - bench.loopSeconds);

@@ -133,6 +133,9 @@ public:
     }
     int run(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
+        // The poison and refills queued on the harness's stream land first: a candidate may work on
+        // a stream of its own, which is not ordered after ours (timedRun's flush waits likewise).
+        check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (before a call)");
         const int rc = fn(args, workspace, workspaceBytes, m_stream);
         noteError(cudaDeviceSynchronize());
         return rc;

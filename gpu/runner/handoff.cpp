@@ -75,6 +75,7 @@ void renumberDescriptors(Job& job, const std::map<int, int>& descriptors)
     for (auto& call : job.calls) {
         renumber(call.inputs, call.id);
         renumber(call.outputs, call.id);
+        renumber(call.repeatOutputs, call.id);
         for (auto* sets : {&call.timingInputs, &call.timingOutputs, &call.swappedOutputs})
             for (auto& set : *sets)
                 renumber(set, call.id);

@@ -129,8 +129,7 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
         return toJson(line);
     };
 
-    if (job.backend == "host") // the CUDA runner keeps them until that is shown on a GPU (CUPTI)
-        dropPrivileges();
+    dropPrivileges(); // after the device context and CUPTI are up: neither needs them again
     std::fputs((std::string(ksr::kLoadingMarker) + "\n").c_str(), stdout);
     std::fflush(stdout);
     void* lib = dlopen(job.library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -145,12 +144,13 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
         std::fclose(results);
         return kExitJobFailed;
     }
+    const ksr::Candidate candidate {fn, reinterpret_cast<ksr::KsLaunchErrorFn>(dlsym(lib, "ks_launch_error"))};
     int exitCode = kExitOk;
     for (const auto& call : job.calls) {
         emit(ksr::startedLine(call.id));
         ksr::CallLine line;
         try {
-            line = ksr::executeCall(job, call, *backend, fn);
+            line = ksr::executeCall(job, call, *backend, candidate);
         } catch (const std::exception& e) {
             line.id = call.id;
             line.status = ksr::status::kHarnessError;

@@ -50,6 +50,11 @@ struct Call {
     std::vector<BufferSet> timingOutputs;
     // Outputs of the final round's second pass, where set k's buffers hold the next set's inputs.
     std::vector<BufferSet> swappedOutputs;
+    // Where the outputs of a second correctness call go, made on the same inputs after the outputs
+    // and workspace were refilled with other noise; empty: no second call. A kernel whose results
+    // depend on memory it did not write (uninitialised outputs, workspace or shared memory) gives
+    // different results then, which the parent compares.
+    BufferSet repeatOutputs;
     std::map<std::string, std::int64_t> axes;
     std::size_t workspaceBytes = 0;
     std::uint64_t poisonSeed = 0; // outputs and workspace are filled with noise from this
@@ -122,6 +127,8 @@ inline nlohmann::json toJson(const Job& job)
     for (const auto& c : job.calls) {
         nlohmann::json j {{"id", c.id}, {"inputs", toJson(c.inputs)}, {"outputs", toJson(c.outputs)}, {"axes", c.axes},
             {"workspace_bytes", c.workspaceBytes}, {"poison_seed", c.poisonSeed}};
+        if (!c.repeatOutputs.empty())
+            j["repeat_outputs"] = toJson(c.repeatOutputs);
         for (const char* key : {"timing_inputs", "timing_outputs", "swapped_outputs"})
             j[key] = nlohmann::json::array();
         for (const auto& s : c.timingInputs)
@@ -232,6 +239,8 @@ inline Job jobFromJson(const nlohmann::json& j)
         call.timingInputs = detail::readSets(c, "timing_inputs", where);
         call.timingOutputs = detail::readSets(c, "timing_outputs", where);
         call.swappedOutputs = detail::readSets(c, "swapped_outputs", where);
+        if (c.contains("repeat_outputs"))
+            call.repeatOutputs = detail::readSet(c.at("repeat_outputs"), where + ".repeat_outputs");
         if (!call.swappedOutputs.empty() && call.swappedOutputs.size() != call.timingInputs.size())
             throw std::runtime_error(where + ": swapped_outputs and timing_inputs differ in length");
         if (call.timingInputs.size() != call.timingOutputs.size())
@@ -401,7 +410,7 @@ struct CallLine {
     bool inputsUnchanged = true;
     double totalSeconds = 0; // everything the runner did for this call
     // Where the untimed part of totalSeconds went (allocate, upload, poison, correctness_call,
-    // download, input_check, bench_setup), for the overhead breakdown; empty from older runners.
+    // download, input_check, repeat_call, bench_setup), for the overhead breakdown; empty from older runners.
     std::map<std::string, double> untimedSeconds;
     std::optional<BenchReport> bench;
 };

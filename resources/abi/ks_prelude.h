@@ -5,6 +5,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__CUDACC__)
@@ -27,6 +28,16 @@ KS_HD ks_f16_t ks_from_float_f16(float f) { return __float2half_rn(f); }
 KS_HD ks_bf16_t ks_from_float_bf16(float f) { return __float2bfloat16_rn(f); }
 KS_HD ks_f8e4m3_t ks_from_float_f8e4m3(float f) { return ks_f8e4m3_t(f); }
 KS_HD ks_f8e5m2_t ks_from_float_f8e5m2(float f) { return ks_f8e5m2_t(f); }
+/* For the harness, which calls it after every ks_run: this library's CUDA runtime is its own, so
+ * a launch it refused is known here alone.  The last error, cleared, as text; NULL when none. */
+extern "C" __attribute__((weak, visibility("default"))) const char* ks_launch_error(void)
+{
+    static char text[256];
+    const cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) return NULL;
+    snprintf(text, sizeof text, "%s: %s", cudaGetErrorName(err), cudaGetErrorString(err));
+    return text;
+}
 #else
 #define KS_BACKEND_HOST 1
 #define KS_HD inline

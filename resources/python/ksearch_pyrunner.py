@@ -369,17 +369,20 @@ class Harness:
         reps = -(-nbytes // max(1, block.numel()))
         return block.repeat(reps)[:nbytes].contiguous() if nbytes else block[:0]
 
+    def make_poison(self, outputs, seed):
+        """What poison() writes from now on: noise from the seed, other for each output."""
+        for salt, o in enumerate(outputs, start=1):
+            o["poison"] = self.noise(o["raw"].numel(), (seed + 0x9E3779B97F4A7C15 * salt) & 0xFFFFFFFFFFFFFFFF)
+
     def allocate_outputs(self, call):
         outs = []
-        salt = 0
         for f in self.fields:
             if f["role"] != "output":
                 continue
             spec = call["outputs"][f["name"]]
-            salt += 1
             raw = self.torch.empty(int(spec["bytes"]), dtype=self.torch.uint8, device=self.dev.device)
-            poison = self.noise(raw.numel(), call.get("poison_seed", 0) + 0x9E3779B97F4A7C15 * salt)
-            outs.append({"name": f["name"], "raw": raw, "poison": poison, "tensor": self.typed(raw, f, spec)})
+            outs.append({"name": f["name"], "raw": raw, "tensor": self.typed(raw, f, spec)})
+        self.make_poison(outs, call.get("poison_seed", 0))
         return outs
 
     def upload_inputs(self, call, buffers):
@@ -469,6 +472,7 @@ class Harness:
 
     def run_once(self, fn, style, inputs, outputs):
         call, deliver = self.invoker(fn, style, inputs, outputs)
+        self.dev.synchronize()  # the poison lands first, whatever stream the candidate uses (as timed())
         with self.dev.context():
             deliver(call())
             self.dev.synchronize()
@@ -528,6 +532,15 @@ class Harness:
         lap("download")
         line["inputs_unchanged"] = self.holds_inputs_of(first, first)
         lap("input_check")
+        if call.get("repeat_outputs"):
+            # The same inputs again with other noise in the outputs (callexecutor.cpp's repeat).
+            self.make_poison(outputs, repeat_seed(call.get("poison_seed", 0)))
+            self.poison(outputs)
+            self.dev.synchronize()
+            self.run_once(fn, style, first, outputs)
+            self.save_outputs(call["repeat_outputs"], outputs)
+            line["inputs_unchanged"] = line["inputs_unchanged"] and self.holds_inputs_of(first, first)
+            lap("repeat_call")
         line["status"] = "ok"
         if self.job["bench"].get("enabled") and call.get("timing_inputs"):
             sets = [self.upload_inputs(call, s) for s in call["timing_inputs"]]
@@ -628,6 +641,11 @@ class Harness:
                       side_work_samples=sum(side_flags), stop=stop, loop_seconds=time.perf_counter() - loop_start,
                       inputs_unchanged=unchanged)
         return report
+
+
+def repeat_seed(poison_seed):
+    """callexecutor.cpp's repeatSeed: the second correctness call's poison."""
+    return (((poison_seed ^ 0xD1B54A32D192ED03) * 0xBF58476D1CE4E5B9) + 1) & 0xFFFFFFFFFFFFFFFF
 
 
 def drop_privileges():
@@ -734,7 +752,7 @@ def renumber_descriptors(job, descriptors):
     renumberDescriptors): a buffer whose descriptor was not handed over stops the job before the
     candidate is loaded, as in ksearch-runner."""
     for call in job["calls"]:
-        sets = [call.get("inputs", {}), call.get("outputs", {})]
+        sets = [call.get("inputs", {}), call.get("outputs", {}), call.get("repeat_outputs", {})]
         for key in ("timing_inputs", "timing_outputs", "swapped_outputs"):
             sets.extend(call.get(key, []))
         for buffers in sets:
@@ -792,8 +810,7 @@ def execute_job(job_dir, job, ready, ready_at):
     tf32 = bool(job.get("allow_tf32", False))
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
-    if job.get("backend") == "host":  # on CUDA not yet shown on a GPU (ksearch-runner does the same)
-        drop_privileges()
+    drop_privileges()  # after the device and the spans library are up (ksearch-runner does the same)
     # Written before the candidate's code runs, to a pipe ksearch reads as it comes: a failure
     # without it was the harness's (protocol.h's kLoadingMarker; ksearch-runner writes the same).
     sys.stdout.write("ksearch-runner: loading the kernel\n")
