@@ -3,7 +3,7 @@
 # one archive ($OUT/results.tgz) and the totals on stdout.
 #
 #   TESTS="tst_runner tst_evaluator tst_gpuevaluator tst_gpupython" bash bench/gpu_tests.sh
-#   TESTS="tst_gpuevaluator:cudaVerdicts,sideStreamWorkIsCounted tst_runner" ...  (some functions only)
+#   TESTS="tst_gpuevaluator:cudaVerdicts,sideStreamDoesNotPay tst_runner" ...  (some functions only)
 #
 # Expects build/gpu-carry.tar.xz (scripts/gpu_carry.sh). TEST_LIMIT: seconds per binary.
 set -uo pipefail

@@ -36,7 +36,8 @@ private slots:
     void shippedBaselinesPass();
     void cudaVerdicts_data();
     void cudaVerdicts();
-    void sideStreamWorkIsCounted();
+    void sideStreamDoesNotPay_data();
+    void sideStreamDoesNotPay();
     void persistingL2DoesNotHelp();
     void fasterThanTheFloorIsRejected();
     void taskCheatsAreCaught_data();
@@ -236,26 +237,62 @@ void TestGpuEvaluator::cudaVerdicts()
     QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
 }
 
-void TestGpuEvaluator::sideStreamWorkIsCounted()
+void TestGpuEvaluator::sideStreamDoesNotPay_data()
 {
-    auto ev = scaleEvaluator("8 * n");
-    const Evaluation honest = ev->evaluate(candidate("honest", honestBody()));
-    QCOMPARE(honest.status, Verdict::Passed);
-    // The same work on a stream of its own: events on the given stream see almost nothing.
-    const Evaluation side = ev->evaluate(candidate("sidestream", std::string(kKernel) + R"(
-extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {
+    QTest::addColumn<QString>("task"); // empty: the scale task
+    QTest::newRow("scale kernel") << QString();
+    QTest::newRow("GQA decode baseline") << QString::fromStdString(
+        (test::tasksDir() / "gqa_paged_decode_h32_kv4_d128_ps1").string());
+}
+
+// The same kernel launched on a stream the candidate created is timed as on the given stream: by
+// the span of its work plus what events add to a span (issue #15 point 5; before, the GQA
+// baseline on a side stream read 4-9 % faster and the scale kernel 14 % faster on n-4m). Both in
+// one evaluator, so they share the baseline and the device's state.
+void TestGpuEvaluator::sideStreamDoesNotPay()
+{
+    QFETCH(QString, task);
+    std::unique_ptr<Evaluator> ev;
+    fs::path honest;
+    std::string wrapped; // ks_run on a stream of its own around the honest ks_run
+    if (task.isEmpty()) {
+        ev = scaleEvaluator("8 * n");
+        honest = candidate("honest", honestBody());
+        wrapped = "#define ks_run ks_run_on_given_stream\n" + honestBody() + "\n#undef ks_run\n";
+    } else {
+        auto loaded = loadTask(task.toStdString());
+        QVERIFY(loaded.task);
+        honest = *loaded.task->files.baselineCu;
+        wrapped = "#define ks_run ks_run_on_given_stream\n#include \"" + honest.string() + "\"\n#undef ks_run\n";
+        EvaluatorSettings s;
+        s.backend = Backend::Cuda;
+        s.workDir = m_root / "side-gqa";
+        s.cacheDir = m_root / "cache";
+        s.bench.maxSeconds = 0.3;
+        ev = std::make_unique<Evaluator>(std::move(*loaded.task), s);
+    }
+    const Evaluation given = ev->evaluate(honest);
+    QVERIFY2(given.status == Verdict::Passed, given.log.c_str());
+    const Evaluation side = ev->evaluate(candidate("sidestream-" + std::to_string(task.isEmpty()), wrapped + R"(
+extern "C" int ks_run(const KsArgs* a, void* w, size_t bytes, ks_stream_t) {
     static cudaStream_t own;
     if (!own) cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking);
-    scale_kernel<<<528, 256, 0, own>>>(a->x, a->alpha, a->y, a->n);
-    return (int)cudaGetLastError();
+    return ks_run_on_given_stream(a, w, bytes, own);
 })"));
-    QCOMPARE(side.status, Verdict::Passed);
+    QVERIFY2(side.status == Verdict::Passed, side.log.c_str());
+    qInfo("J on the given stream %.2f, on its own stream %.2f", given.score, side.score);
     for (std::size_t i = 0; i < side.workloads.size(); ++i) {
-        qInfo("%s: honest %.2f us, side stream %.2f us (%d of %d samples had side work)", side.workloads[i].id.c_str(),
-            honest.workloads[i].latencyMicros, side.workloads[i].latencyMicros, side.workloads[i].sideWorkSamples,
-            side.workloads[i].samples);
-        QVERIFY(side.workloads[i].latencyMicros > 0.8 * honest.workloads[i].latencyMicros);
+        const auto& g = given.workloads[i];
+        const auto& o = side.workloads[i];
+        qInfo("%s: given %.2f us (span %.2f), own stream %.2f us (span %.2f; %d of %d samples had side work)",
+            o.id.c_str(), g.latencyMicros, g.deviceSpanMicros, o.latencyMicros, o.deviceSpanMicros, o.sideWorkSamples,
+            o.samples);
+        QVERIFY(o.sideWorkSamples > o.samples / 2);
+        // Two medians of the same kernel in one run: 2 % is their spread on the H200, where the
+        // span alone made the side stream 4-14 % faster.
+        QVERIFY2(o.latencyMicros > 0.98 * g.latencyMicros, o.id.c_str());
     }
+    QVERIFY2(side.score < 1.02 * given.score, std::to_string(side.score).c_str());
 }
 
 void TestGpuEvaluator::persistingL2DoesNotHelp()

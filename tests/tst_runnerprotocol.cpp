@@ -27,6 +27,7 @@ Job sampleJob()
     call.timingInputs = {{{"x", {20, 4096, {}, {16, 128}}}, {"alpha", {18, 4, {}, {}}}}};
     call.timingOutputs = {{{"y", {21, 4096, {}, {16, 128}}}}};
     call.swappedOutputs = {{{"y", {22, 4096, {}, {16, 128}}}}};
+    call.repeatOutputs = {{"y", {23, 4096, {}, {16, 128}}}};
     call.axes = {{"n", 1024}};
     call.workspaceBytes = 256;
     call.poisonSeed = 0x123456789abcdefULL;
@@ -57,6 +58,7 @@ void TestRunnerProtocol::jobRoundTrip()
     QCOMPARE(read.fields.at(3).role, Field::Role::Axis);
     QCOMPARE(read.fields.at(0).dtype, std::string("bfloat16")); // the Python runner's tensor views need both
     QCOMPARE(read.calls.at(0).outputs.at("y").shape, (std::vector<std::int64_t> {16, 128}));
+    QCOMPARE(read.calls.at(0).repeatOutputs.at("y").fd, 23);
     QCOMPARE(read.bench.maxSamples, 500);
     QVERIFY(read.measureDevice);
     // What the runner requires and what it may default.
@@ -68,10 +70,12 @@ void TestRunnerProtocol::jobRoundTrip()
     minimal["calls"][0].erase("timing_inputs");
     minimal["calls"][0].erase("timing_outputs");
     minimal["calls"][0].erase("swapped_outputs");
+    minimal["calls"][0].erase("repeat_outputs");
     const Job defaults = jobFromJson(minimal);
     QCOMPARE(defaults.symbol, std::string("ks_run"));
     QVERIFY(!defaults.bench.enabled);
     QVERIFY(defaults.calls.at(0).timingInputs.empty());
+    QVERIFY(defaults.calls.at(0).repeatOutputs.empty()); // no second correctness call
 }
 
 void TestRunnerProtocol::malformedJobsNameTheField_data()
@@ -159,6 +163,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     bench.sideWorkSamples = 1;
     bench.deviceSpans = true;
     bench.spanMedianMicros = 11.5;
+    bench.spanOffsetMicros = 1.25;
     bench.stop = "noise";
     bench.inputsUnchanged = false;
     call.bench = bench;
@@ -166,6 +171,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     const CallLine back = callFromJson(line);
     QVERIFY2(toJson(back) == line, toJson(back).dump().c_str());
     QVERIFY(back.bench && back.bench->samplesMicros.size() == 3 && !back.bench->inputsUnchanged);
+    QCOMPARE(back.bench->spanOffsetMicros, 1.25);
     QCOMPARE(back.untimedSeconds.at("upload"), 0.125);
     QVERIFY(!line.contains("message")); // written only when there is one
     QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));

@@ -72,6 +72,11 @@ public:
     // backend cannot tell.
     virtual void beginSpans() { }
     virtual std::vector<double> spans() { return {}; }
+    // What the events on the given stream add to the device span of the same work (the start
+    // event's wait behind the lead-in, the end event), measured by beginSpans() on a kernel of
+    // the harness's timed as a call. A span that replaces a sample gets it added, so work on
+    // another stream is timed as the same work on the given stream would be.
+    virtual double spanOffsetMicros() { return 0.0; }
 };
 
 std::unique_ptr<Backend> makeHostBackend();

@@ -419,19 +419,23 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
         }
     }
     // Work on any stream, as the device recorded it (CUPTI, when on): a sample whose device span is
-    // longer than its events had work elsewhere, and the span is its latency.
+    // longer than its events had work elsewhere, and its latency is the span plus what events add
+    // to a span on the given stream, so that moving work to another stream does not pay.
     const std::vector<double> spans = backend.spans();
+    const double offset = backend.spanOffsetMicros();
     for (std::size_t k = 0; k < spans.size() && k < samples.size(); ++k)
-        if (spans[k] > deviceSamples[k] + std::max(1.0, 0.05 * deviceSamples[k]) && spans[k] > samples[k]) {
-            samples[k] = spans[k];
+        if (spans[k] > deviceSamples[k] + std::max(1.0, 0.05 * deviceSamples[k]) && spans[k] + offset > samples[k]) {
+            samples[k] = spans[k] + offset;
             sideFlags[k] = true;
         }
     for (const bool side : sideFlags)
         sideWork += side ? 1 : 0;
     const Stats s = statistics(samples);
     result.deviceSpans = !spans.empty();
-    if (result.deviceSpans)
+    if (result.deviceSpans) {
         result.spanMedianMicros = statistics(spans).median;
+        result.spanOffsetMicros = offset;
+    }
     result.samplesMicros = samples;
     result.deviceSamplesMicros = deviceSamples;
     result.medianMicros = s.median;

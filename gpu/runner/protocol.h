@@ -352,6 +352,7 @@ struct BenchReport {
     int sideWorkSamples = 0; // samples where the device stayed busy after the stream's events
     bool deviceSpans = false; // whether CUPTI spans were recorded
     double spanMedianMicros = 0; // their median; 0 without spans
+    double spanOffsetMicros = 0; // added to a span that replaced a sample (Backend::spanOffsetMicros)
     int warmupCalls = 0;
     double warmupSeconds = 0;
     double launchOverheadMicros = 0;
@@ -369,8 +370,10 @@ inline nlohmann::json toJson(const BenchReport& b)
         {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls}, {"warmup_seconds", b.warmupSeconds},
         {"launch_overhead_us", b.launchOverheadMicros}, {"loop_seconds", b.loopSeconds}, {"stop", b.stop},
         {"inputs_unchanged", b.inputsUnchanged}};
-    if (b.deviceSpans)
+    if (b.deviceSpans) {
         j["span_median_us"] = b.spanMedianMicros;
+        j["span_offset_us"] = b.spanOffsetMicros;
+    }
     if (!b.error.empty())
         j["error"] = b.error;
     return j;
@@ -390,6 +393,7 @@ inline BenchReport benchFromJson(const nlohmann::json& j)
     b.sideWorkSamples = j.value("side_work_samples", 0);
     b.deviceSpans = j.value("device_spans", false);
     b.spanMedianMicros = j.value("span_median_us", 0.0);
+    b.spanOffsetMicros = j.value("span_offset_us", 0.0);
     b.warmupCalls = j.value("warmup_calls", 0);
     b.warmupSeconds = j.value("warmup_seconds", 0.0);
     b.launchOverheadMicros = j.value("launch_overhead_us", 0.0);
