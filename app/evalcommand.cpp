@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <evaluator.h>
+#include <sanitizer.h>
 #include <thread>
 
 namespace ks::cli {
@@ -84,6 +85,20 @@ double coefficientOfVariation(const std::vector<double>& v)
     return mean > 0 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) / mean : 0.0;
 }
 
+// --sanitize's answer: the report, and exit 1 when the tool found errors or could not finish.
+int printSanitized(const SanitizerReport& r, bool json, QTextStream& out, QTextStream& err)
+{
+    if (json)
+        out << QString::fromStdString(toJson(r).dump(2)) << "\n";
+    else
+        out << QString::fromStdString(formatSanitizerReport(r));
+    if (!r.complete) {
+        err << "ksearch eval: --sanitize: " << QString::fromStdString(r.problem) << "\n";
+        return exitcode::Failure;
+    }
+    return r.errors > 0 ? exitcode::Failure : exitcode::Success;
+}
+
 } // namespace
 
 int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
@@ -127,8 +142,13 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     const QCommandLineOption coldRunners(QStringLiteral("cold-runners"),
         QStringLiteral("start each runner when its candidate is ready instead of ahead (to measure what starting "
                        "ahead saves)"));
+    const QCommandLineOption sanitize(QStringLiteral("sanitize"),
+        QStringLiteral("instead of evaluating: run one call (the first workload's) under compute-sanitizer's TOOL "
+                       "(memcheck, racecheck, initcheck or synccheck) and print what it found; exit 1 when it found "
+                       "errors"),
+        QStringLiteral("TOOL"));
     parser.addOptions({help, task, backend, language, python, workloads, json, repeat, gap, coldRunners, seed,
-        maxSeconds, timeout, keep});
+        maxSeconds, timeout, keep, sanitize});
     if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch eval"), out, err))
         return *done;
     const QStringList pos = parser.positionalArguments();
@@ -161,6 +181,20 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     if (const std::string p = languageBackendProblem(*lang, backendName.toStdString()); !p.empty()) {
         err << "ksearch eval: " << pos[0] << ": " << QString::fromStdString(p) << "\n";
         return exitcode::InvalidInput;
+    }
+    std::optional<SanitizerTool> sanitizer;
+    if (parser.isSet(sanitize)) {
+        sanitizer = parseSanitizerTool(parser.value(sanitize).toStdString());
+        if (!sanitizer) {
+            err << "ksearch eval: --sanitize: '" << parser.value(sanitize) << "' is not a tool ("
+                << QString::fromStdString(sanitizerToolList()) << ")\n";
+            return exitcode::InvalidInput;
+        }
+        if (*lang != Language::Cuda || *b != Backend::Cuda) {
+            err << "ksearch eval: --sanitize: compute-sanitizer checks CUDA kernels on the cuda backend, not "
+                << QString::fromLatin1(languageName(*lang).data()) << " on " << backendName << "\n";
+            return exitcode::InvalidInput;
+        }
     }
     bool ok = true;
     const int repeats = parser.value(repeat).toInt(&ok);
@@ -218,6 +252,14 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
             << "\n";
         return exitcode::Environment;
     }
+
+    if (sanitizer && computeSanitizerPath().empty()) {
+        err << "ksearch eval: --sanitize: compute-sanitizer was not found (it ships with the CUDA toolkit: beside "
+               "nvcc, in /usr/local/cuda/bin, or on PATH; KSEARCH_COMPUTE_SANITIZER names it)\n";
+        return exitcode::Environment;
+    }
+    if (sanitizer)
+        return printSanitized(evaluator.sanitize(file, *sanitizer), parser.isSet(json), out, err);
 
     std::vector<Evaluation> runs;
     for (int i = 0; i < repeats; ++i) {

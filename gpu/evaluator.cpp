@@ -537,6 +537,10 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         return endsHere(Verdict::HarnessError, *m_pythonProblem + "\n");
     if (!candidate.compile.ok)
         return endsHere(Verdict::CompileError, candidate.compile.log);
+    if (m_sanitizeWith) {
+        runSanitized(candidate.compile.library);
+        return endsHere(Verdict::RuntimeError, "run under compute-sanitizer: not judged\n");
+    }
     const auto runStart = std::chrono::steady_clock::now();
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     for (auto& call : job.calls)
@@ -597,7 +601,7 @@ void Evaluator::startNextRunner()
     if (m_nextRunner || !m_settings.prestartRunners || !m_prepared || m_exclusiveDevice
         || (python && m_python.script.empty()))
         return;
-    RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt};
+    RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt, {}};
     if (python)
         kind.python = m_python;
     m_nextRunner = std::make_unique<PrestartedRunner>(std::move(kind));

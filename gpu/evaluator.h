@@ -9,6 +9,7 @@
 #include <task/evaluation.h>
 #include <task/hosttensor.h>
 #include <task/language.h>
+#include <task/sanitizerreport.h>
 #include <task/task.h>
 
 #include <chrono>
@@ -74,6 +75,10 @@ public:
 
     // Why the environment cannot evaluate on this backend (no CUDA device, no compiler), if so.
     std::optional<std::string> environmentProblem();
+    // One call of a CUDA candidate, on the first input set of the first (selected) workload, under
+    // compute-sanitizer's `tool` (issue #15 point 7): compiled and prepared as for evaluate(), not
+    // timed, never scored. The report says why when the tool could not run or finish.
+    SanitizerReport sanitize(const std::filesystem::path& source, SanitizerTool tool);
     const Task& task() const { return m_task; }
     const EvaluatorSettings& settings() const { return m_settings; }
 
@@ -94,6 +99,11 @@ private:
     std::optional<std::string> preparePython();
     std::optional<std::string> m_pythonProblem; // the last checkPython()'s environment failure
     void judge(Evaluation& e, const RunnerJobResult& run) const;
+    // evaluate()'s run when sanitize() called it: the call under the tool, into m_sanitized.
+    void runSanitized(const std::filesystem::path& library);
+    std::optional<SanitizerTool> m_sanitizeWith;
+    std::filesystem::path m_sanitizerProgram;
+    std::optional<SanitizerReport> m_sanitized;
     // The runner the next candidate will use, started now unless it runs or is disabled.
     void startNextRunner();
     bool adoptPreparation(); // the shared preparation's state, once someone made it

@@ -70,6 +70,12 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
     }
     if (!m_kind.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;
+    if (!m_kind.wrapper.empty()) {
+        if (!m_kind.python)
+            sub.argv.emplace_back("--under-tool"); // keeps the network: the tool talks to it on loopback
+        sub.argv.insert(sub.argv.begin(), m_kind.wrapper.begin(), m_kind.wrapper.end());
+        sub.environment["KSEARCH_CUPTI_SPANS"] = "0"; // the tool drives CUPTI itself; nothing is timed
+    }
     sub.inheritedFds = {pair[1]};
     try {
         m_process = std::make_unique<ChildProcess>(sub);

@@ -18,6 +18,9 @@ struct RunnerKind {
     Backend backend = Backend::Host;
     std::string cudaVisibleDevices; // empty: the default GPU
     std::optional<PythonRuntime> python; // set: the Python runner, else ksearch-runner
+    // Words put before the runner's command line (a tool it runs under, as compute-sanitizer);
+    // such a runner is waited for to the end, since the tool reports after the runner exits.
+    std::vector<std::string> wrapper;
 
     bool operator==(const RunnerKind&) const = default;
 };

@@ -193,7 +193,7 @@ bool lastLineSaysFinished(const fs::path& file)
 
 RunnerKind runnerKind(const RunnerJob& job)
 {
-    return {job.backend, job.cudaVisibleDevices, job.python};
+    return {job.backend, job.cudaVisibleDevices, job.python, job.wrapper};
 }
 
 RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner)
@@ -249,7 +249,8 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
     // A runner whose last line says it finished is only exiting: its group is killed before
     // anything is read (nothing of the candidate's may touch the outputs while they are judged)
     // and reaped later, off the candidate's clock. Any other is waited for, and read once ended.
-    const bool finished = outputClosed && lastLineSaysFinished(job.jobDir / "result.jsonl");
+    // A wrapped runner's tool reports after the runner's end: it is always waited for.
+    const bool finished = outputClosed && job.wrapper.empty() && lastLineSaysFinished(job.jobDir / "result.jsonl");
     double exitWait = 0.0;
     if (finished) {
         runner->kill();
@@ -321,7 +322,11 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
             };
             if (ok)
                 readSet(0, outcome.outputs);
-            if (ok && call.repeat && outcome.status == RunnerCallOutcome::Status::Ok)
+            if (ok && call.repeat && !end.repeatIdentical) {
+                outcome.status = RunnerCallOutcome::Status::HarnessError;
+                outcome.message = "the runner did not report the second correctness call";
+            }
+            if (ok && call.repeat && end.repeatIdentical == false && outcome.status == RunnerCallOutcome::Status::Ok)
                 readSet(repeatSet(call), outcome.repeatOutputs);
             if (end.bench && outcome.status == RunnerCallOutcome::Status::Ok) {
                 outcome.bench = measurementOf(*end.bench);

@@ -63,6 +63,7 @@ struct RunnerJob {
     // Python candidates: the runtime whose runner replaces ksearch-runner (same job, same result
     // lines); the library is then the candidate's .py file. nullopt for compiled libraries.
     std::optional<PythonRuntime> python;
+    std::vector<std::string> wrapper; // RunnerKind::wrapper: a tool the runner runs under
 };
 
 // What the runner reported on a call's timing loop (protocol.h's BenchReport), when it ran.
@@ -81,7 +82,9 @@ struct RunnerCallOutcome {
     std::map<std::string, double> untimedSeconds; // protocol.h's CallLine::untimedSeconds
     // Filled for Ok calls; in the job's output buffers, so valid until the next job on that pool.
     std::vector<SharedTensor> outputs;
-    std::vector<SharedTensor> repeatOutputs; // of the second correctness call, when asked for
+    // Of the second correctness call, when asked for and its results were not the first call's bit
+    // for bit (the runner compares on the device); empty otherwise.
+    std::vector<SharedTensor> repeatOutputs;
     BenchMeasurement bench;
     std::vector<std::vector<SharedTensor>> timingOutputs; // outputs of the last timed call on each timing set
     // Then each set's buffers refilled with the next set's inputs (the first call's, with one set).

@@ -61,6 +61,14 @@ void TestCli::usageErrors_data()
     QTest::newRow("missing folder") << QStringList {u"tasks"_qs, u"check"_qs, u"./does/not/exist"_qs}
                                     << "no such task folder";
     QTest::newRow("log file without name") << QStringList {u"--log-file"_qs} << "--log-file needs a file name";
+    const QString cu = QString::fromStdString((test::tasksDir() / "rmsnorm" / "baseline.cu").string());
+    const QString cpp = QString::fromStdString((test::tasksDir() / "rmsnorm" / "baseline.cpp").string());
+    QTest::newRow("sanitize with an unknown tool")
+        << QStringList {u"eval"_qs, u"--task"_qs, u"rmsnorm"_qs, u"--sanitize"_qs, u"asan"_qs, cu}
+        << "--sanitize: 'asan' is not a tool (memcheck, racecheck, initcheck or synccheck)";
+    QTest::newRow("sanitize a host kernel")
+        << QStringList {u"eval"_qs, u"--task"_qs, u"rmsnorm"_qs, u"--sanitize"_qs, u"memcheck"_qs, cpp}
+        << "--sanitize: compute-sanitizer checks CUDA kernels on the cuda backend, not cpp on host";
 }
 
 void TestCli::usageErrors()

@@ -5,6 +5,7 @@
 
 #include <evaluator.h>
 #include <map>
+#include <sanitizer.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -43,6 +44,8 @@ private slots:
     void taskCheatsAreCaught_data();
     void taskCheatsAreCaught();
     void oversizedWorkloadIsNamed();
+    void sanitizerReports_data();
+    void sanitizerReports();
 
 private:
     std::unique_ptr<Evaluator> scaleEvaluator(
@@ -455,6 +458,67 @@ void TestGpuEvaluator::oversizedWorkloadIsNamed()
     QVERIFY2(e.log.find("n-4m") != std::string::npos, e.log.c_str());
     QVERIFY2(e.log.find("does not fit in GPU memory") != std::string::npos, e.log.c_str());
     QVERIFY2(e.log.find("GiB is free") != std::string::npos, e.log.c_str());
+}
+
+void TestGpuEvaluator::sanitizerReports_data()
+{
+    QTest::addColumn<QString>("tool");
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<bool>("errors");
+    QTest::addColumn<QString>("finding");
+    const std::string k = kKernel;
+    QTest::newRow("memcheck, honest") << "memcheck" << QString::fromStdString(honestBody()) << false << "";
+    QTest::newRow("memcheck, a write past the output")
+        << "memcheck"
+        << QString::fromStdString(k
+               + "__global__ void past(float* y, int64_t n) { y[n + 1024 * 1024 + threadIdx.x] = 1.0f; }\n"
+                 "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { scale_kernel<<<528, "
+                 "256, 0,"
+                 " stream>>>(a->x, a->alpha, a->y, a->n); past<<<1, 32, 0, stream>>>(a->y, a->n); return 0; }")
+        << true << "Invalid __global__ write";
+    QTest::newRow("racecheck, a shared-memory race")
+        << "racecheck"
+        << QString::fromStdString(k
+               + "__global__ void racy(float* y) { __shared__ float s[32]; s[threadIdx.x % 32] = threadIdx.x;"
+                 " y[0] = s[(threadIdx.x + 1) % 32] * 0.0f + y[0]; }\n"
+                 "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { scale_kernel<<<528, "
+                 "256, 0,"
+                 " stream>>>(a->x, a->alpha, a->y, a->n); racy<<<1, 64, 0, stream>>>(a->y); return 0; }")
+        << true << "hazard";
+    QTest::newRow("initcheck, a read of memory nobody wrote")
+        << "initcheck"
+        << QString::fromStdString(k
+               + "__global__ void add(const float* junk, float* y) { y[threadIdx.x] += 0.0f * junk[threadIdx.x]; }\n"
+                 "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { static float* junk;"
+                 " if (!junk) cudaMalloc(&junk, 4096); scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, "
+                 "a->n);"
+                 " add<<<1, 32, 0, stream>>>(junk, a->y); return 0; }")
+        << true << "Uninitialized";
+}
+
+// One call under each compute-sanitizer tool: the honest kernel is clean, each planted bug is
+// found and named (issue #15 point 7).
+void TestGpuEvaluator::sanitizerReports()
+{
+    QFETCH(QString, tool);
+    QFETCH(QString, body);
+    QFETCH(bool, errors);
+    QFETCH(QString, finding);
+    if (computeSanitizerPath().empty())
+        QSKIP("compute-sanitizer is not installed");
+    static std::unique_ptr<Evaluator> ev;
+    static int row = 0;
+    if (!ev)
+        ev = scaleEvaluator("8 * n", 300s);
+    const SanitizerReport r = ev->sanitize(
+        candidate("sanitize-" + std::to_string(++row), body.toStdString()), *parseSanitizerTool(tool.toStdString()));
+    const std::string text = formatSanitizerReport(r);
+    qInfo("%s", text.c_str());
+    QVERIFY2(r.complete, r.problem.c_str());
+    QCOMPARE(r.errors > 0, errors);
+    QCOMPARE(r.workload, std::string("n-4m"));
+    if (!finding.isEmpty())
+        QVERIFY2(QString::fromStdString(text).contains(finding), text.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestGpuEvaluator)

@@ -156,6 +156,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     call.wallMicros = 12.5;
     call.totalSeconds = 0.4;
     call.untimedSeconds = {{"upload", 0.125}, {"download", 0.0625}};
+    call.repeatIdentical = false;
     BenchReport bench;
     bench.samplesMicros = {10.0, 11.0, 12.0};
     bench.deviceSamplesMicros = {10.0, 10.5, 12.0};
@@ -172,6 +173,8 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     QVERIFY2(toJson(back) == line, toJson(back).dump().c_str());
     QVERIFY(back.bench && back.bench->samplesMicros.size() == 3 && !back.bench->inputsUnchanged);
     QCOMPARE(back.bench->spanOffsetMicros, 1.25);
+    QCOMPARE(back.repeatIdentical, std::optional<bool>(false));
+    QVERIFY(!callFromJson(toJson(CallLine {})).repeatIdentical); // no second call, nothing said
     QCOMPARE(back.untimedSeconds.at("upload"), 0.125);
     QVERIFY(!line.contains("message")); // written only when there is one
     QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));

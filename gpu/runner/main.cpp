@@ -67,10 +67,12 @@ struct ReadyBackend {
     int failure = kExitOk; // the exit code when there is no backend
 };
 
-ReadyBackend prepareBackend(const std::string& name)
+// underTool: the runner runs under a tool (compute-sanitizer) that talks to its injection in this
+// process over TCP on loopback, which a network namespace of its own would cut.
+ReadyBackend prepareBackend(const std::string& name, bool underTool = false)
 {
     ReadyBackend ready;
-    ready.networkIsolated = isolateNetwork(name == "host");
+    ready.networkIsolated = !underTool && isolateNetwork(name == "host");
     if (name == "host") {
         ready.backend = ksr::makeHostBackend();
     } else if (name == "cuda") {
@@ -187,10 +189,10 @@ int runJob(const std::string& dir)
 }
 
 // Started ahead of its job: everything up to a ready backend now, then the job from the socket.
-int runHandedOverJob(const std::string& backendName, int socket)
+int runHandedOverJob(const std::string& backendName, int socket, bool underTool)
 {
     ::fcntl(socket, F_SETFD, FD_CLOEXEC); // nothing this process may start inherits it
-    ReadyBackend ready = prepareBackend(backendName);
+    ReadyBackend ready = prepareBackend(backendName, underTool);
     if (!ready.backend)
         return ready.failure;
     const auto received = ksr::receiveJob(socket);
@@ -221,14 +223,17 @@ int main(int argc, char** argv)
         std::cout << "ksearch-runner " << KSEARCH_VERSION << "\n";
         return kExitOk;
     }
-    const bool handedOver = argc == 5 && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
+    const bool underTool = argc == 6 && std::strcmp(argv[5], "--under-tool") == 0;
+    const bool handedOver =
+        (argc == 5 || underTool) && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
     if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
-        std::cerr << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD | --probe | --version\n";
+        std::cerr << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool] | --probe | "
+                     "--version\n";
         return kExitUsage;
     }
     try {
         if (handedOver)
-            return runHandedOverJob(argv[2], std::atoi(argv[4]));
+            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool);
         return runJob(argv[2]);
     } catch (const std::exception& e) {
         std::cerr << "ksearch-runner: " << e.what() << "\n";

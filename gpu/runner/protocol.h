@@ -53,7 +53,8 @@ struct Call {
     // Where the outputs of a second correctness call go, made on the same inputs after the outputs
     // and workspace were refilled with other noise; empty: no second call. A kernel whose results
     // depend on memory it did not write (uninitialised outputs, workspace or shared memory) gives
-    // different results then, which the parent compares.
+    // different results then: the runner writes them here only when they differ from the first
+    // call's (CallLine::repeatIdentical), and the parent judges them.
     BufferSet repeatOutputs;
     std::map<std::string, std::int64_t> axes;
     std::size_t workspaceBytes = 0;
@@ -416,6 +417,10 @@ struct CallLine {
     // Where the untimed part of totalSeconds went (allocate, upload, poison, correctness_call,
     // download, input_check, repeat_call, bench_setup), for the overhead breakdown; empty from older runners.
     std::map<std::string, double> untimedSeconds;
+    // After a second correctness call (Call::repeatOutputs): whether its outputs were the first
+    // call's bit for bit, compared on the device. Only when they were not are they downloaded
+    // into repeatOutputs for the parent to judge. Unset: no second call was made.
+    std::optional<bool> repeatIdentical;
     std::optional<BenchReport> bench;
 };
 
@@ -427,6 +432,8 @@ inline nlohmann::json toJson(const CallLine& c)
         j["message"] = c.message;
     if (!c.untimedSeconds.empty())
         j["untimed_s"] = c.untimedSeconds;
+    if (c.repeatIdentical)
+        j["repeat_identical"] = *c.repeatIdentical;
     if (c.bench)
         j["bench"] = toJson(*c.bench);
     return j;
@@ -442,6 +449,8 @@ inline CallLine callFromJson(const nlohmann::json& j)
     c.wallMicros = j.value("wall_us", 0.0);
     c.inputsUnchanged = j.value("inputs_unchanged", true);
     c.totalSeconds = j.value("total_s", 0.0);
+    if (j.contains("repeat_identical") && j.at("repeat_identical").is_boolean())
+        c.repeatIdentical = j.at("repeat_identical").get<bool>();
     if (j.contains("untimed_s") && j.at("untimed_s").is_object())
         for (const auto& [part, seconds] : j.at("untimed_s").items())
             if (seconds.is_number())

@@ -1,0 +1,63 @@
+// Evaluator::sanitize: a candidate's call under compute-sanitizer (issue #15 point 7), beside
+// evaluate() because it shares its compilation and preparation but none of its judging.
+
+#include "devicequeue.h"
+#include "evaluator.h"
+#include "sanitizer.h"
+
+namespace ks {
+
+namespace fs = std::filesystem;
+
+SanitizerReport Evaluator::sanitize(const fs::path& source, SanitizerTool tool)
+{
+    SanitizerReport report;
+    report.tool = tool;
+    if (m_settings.backend != Backend::Cuda || m_language != Language::Cuda) {
+        report.problem = "compute-sanitizer checks CUDA kernels on the cuda backend; this is a "
+            + std::string(languageName(m_language)) + " candidate on the "
+            + std::string(backendName(m_settings.backend)) + " backend";
+        return report;
+    }
+    m_sanitizerProgram = computeSanitizerPath();
+    if (m_sanitizerProgram.empty()) {
+        report.problem = "compute-sanitizer was not found (it ships with the CUDA toolkit: beside nvcc, in "
+                         "/usr/local/cuda/bin, or on PATH; KSEARCH_COMPUTE_SANITIZER names it)";
+        return report;
+    }
+    m_sanitizeWith = tool;
+    m_sanitized.reset();
+    const Evaluation e = evaluate(source);
+    m_sanitizeWith.reset();
+    if (m_sanitized)
+        return *m_sanitized;
+    // Nothing ran: the candidate did not compile, or the task could not be prepared.
+    report.problem = std::string(verdictName(e.status)) + ": " + e.log.substr(0, 2000);
+    return report;
+}
+
+void Evaluator::runSanitized(const fs::path& library)
+{
+    RunnerJob job = makeJob(library, "sanitize-" + std::to_string(++m_jobCounter), false);
+    job.calls.resize(1);
+    job.wrapper = sanitizerCommand(m_sanitizerProgram, *m_sanitizeWith);
+    // The tools slow kernels by one to two orders of magnitude, and start slowly themselves.
+    job.timeout = m_settings.runTimeout.count() > 0 ? m_settings.runTimeout : std::chrono::minutes(10);
+    const DeviceQueue::Turn deviceTurn = DeviceQueue::of("cuda:" + job.cudaVisibleDevices).take(); // until it ends
+    const RunnerJobResult run = runRunnerJob(job);
+    SanitizerReport report = readSanitizerOutput(*m_sanitizeWith, run.process);
+    report.workload = job.calls[0].id;
+    const RunnerCallOutcome& call = run.calls[0];
+    if (!run.harnessFailure.empty()) {
+        report.complete = false;
+        report.problem = "harness: " + run.harnessFailure;
+    } else if (!run.loadError.empty()) {
+        report.verdict = "cannot load the kernel: " + run.loadError;
+    } else {
+        report.verdict =
+            runnerStatusName(call.status) + (call.message.empty() ? "" : ": " + call.message.substr(0, 600));
+    }
+    m_sanitized = std::move(report);
+}
+
+} // namespace ks
