@@ -6,8 +6,10 @@
 #include <QApplication>
 #include <QChartView>
 #include <QCheckBox>
+#include <QDialog>
 #include <QDir>
 #include <QDockWidget>
+#include <QPushButton>
 #include <QScreen>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -99,6 +101,28 @@ bool settingsShot(QWidget& window, const QString& out)
     return grab(&dialog, out + u"/settings-evaluators.png");
 }
 
+// The inspector's compute-sanitizer box on the example session marked CUDA, and the report dialog
+// of one run (on a machine without the tool, its reason).
+bool sanitizerShot(ui::MainWindow& window, const QString& out)
+{
+    QTemporaryDir dir;
+    const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "cuda-session";
+    test::copySessionAsCuda(ui::MainWindow::exampleSession(), copy);
+    if (!window.openSession(QString::fromStdString(copy.string()), false))
+        return false;
+    window.inspector()->findChild<QTabWidget*>(QStringLiteral("inspectorTabs"))->setCurrentIndex(1);
+    settle(500);
+    bool ok = grab(window.inspector(), out + u"/inspector-sanitizer.png");
+    window.inspector()->findChild<QPushButton*>(QStringLiteral("sanitizeButton"))->click();
+    for (int i = 0; i < 600 && !window.findChild<QDialog*>(QStringLiteral("sanitizerDialog")); ++i)
+        settle(100);
+    auto* dialog = window.findChild<QDialog*>(QStringLiteral("sanitizerDialog"));
+    if (!dialog)
+        return false;
+    settle(500);
+    return grab(dialog, out + u"/sanitizer-report.png") && ok;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -118,6 +142,8 @@ int main(int argc, char** argv)
         return workersShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--settings-only"))
         return settingsShot(window, out) ? 0 : 1;
+    if (mode == QLatin1String("--sanitizer-only"))
+        return sanitizerShot(window, out) ? 0 : 1;
     // The New Search dialog with one of the paper's tasks chosen: the task list and its details.
     {
         ui::NewSearchDialog dialog(&window);

@@ -8,6 +8,8 @@
 #include <QTest>
 #include <QTimer>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -66,6 +68,14 @@ void copyTree(const fs::path& from, const fs::path& to)
 {
     fs::create_directories(to);
     fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+void copySessionAsCuda(const fs::path& from, const fs::path& to)
+{
+    copyTree(from, to);
+    auto config = nlohmann::json::parse(readText(to / "session.json"));
+    config["backend"] = "cuda";
+    writeText(to / "session.json", config.dump(1));
 }
 
 std::string scaleDefinition(const std::string& costBytes)

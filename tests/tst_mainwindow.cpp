@@ -4,10 +4,13 @@
 #include <QAbstractItemModelTester>
 #include <QChartView>
 #include <QComboBox>
+#include <QDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QListView>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScatterSeries>
 #include <QSlider>
 #include <QStatusBar>
@@ -19,6 +22,7 @@
 #include <mainwindow.h>
 #include <newsearchdialog.h>
 #include <nodeinspector.h>
+#include <sanitizer.h>
 #include <treegraphview.h>
 
 using namespace ks;
@@ -33,6 +37,7 @@ private slots:
     void opensTheExample();
     void historySliderReplays();
     void newSearchOffersTheBackendsLanguages();
+    void sanitizerIsOfferedOnCudaAttempts();
 };
 
 void TestMainWindow::showsTasks()
@@ -180,6 +185,38 @@ void TestMainWindow::newSearchOffersTheBackendsLanguages()
     QCOMPARE(config->backend, std::string("host"));
     QVERIFY(config->language == Language::Python);
     QCOMPARE(config->programSuffix(), std::string(".py"));
+}
+
+// The inspector offers compute-sanitizer on an attempt with a CUDA program; the button runs a real
+// evaluator's sanitize() in a thread and shows its report in a dialog (issue #15 point 7).
+void TestMainWindow::sanitizerIsOfferedOnCudaAttempts()
+{
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    auto* button = window.inspector()->findChild<QPushButton*>(u"sanitizeButton"_qs);
+    QVERIFY(button);
+    QVERIFY(!button->isEnabled()); // the example's candidates are C++ on the host
+    QVERIFY2(button->toolTip().contains(u"cpp on the host backend"_qs), qPrintable(button->toolTip()));
+
+    // The same session as if it had searched CUDA kernels.
+    QTemporaryDir dir;
+    const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "cuda-session";
+    test::copySessionAsCuda(ui::MainWindow::exampleSession(), copy);
+    QVERIFY(window.openSession(QString::fromStdString(copy.string()), false));
+    QVERIFY(button->isEnabled());
+    auto* tool = window.inspector()->findChild<QComboBox*>(u"sanitizerTool"_qs);
+    QCOMPARE(tool->count(), 4);
+    tool->setCurrentIndex(tool->findText(u"racecheck"_qs));
+    button->click();
+    QTRY_VERIFY_WITH_TIMEOUT(window.findChild<QDialog*>(u"sanitizerDialog"_qs), 120000);
+    const QString report = window.findChild<QDialog*>(u"sanitizerDialog"_qs)
+                               ->findChild<QPlainTextEdit*>(u"sanitizerReport"_qs)
+                               ->toPlainText();
+    QVERIFY2(report.startsWith(u"compute-sanitizer --tool racecheck"_qs), qPrintable(report));
+    if (computeSanitizerPath().empty()) // CI: the evaluator says why, naming what is missing
+        QVERIFY2(report.contains(u"compute-sanitizer was not found"_qs), qPrintable(report));
+    QVERIFY(window.statusBar()->currentMessage().contains(u"attempt"_qs));
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

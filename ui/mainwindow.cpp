@@ -5,6 +5,7 @@
 #include "manualanswerdialog.h"
 #include "nodeinspector.h"
 #include "nodetablemodel.h"
+#include "sanitizerrun.h"
 #include "settings.h"
 #include "treegraphview.h"
 #include "workersmodel.h"
@@ -187,6 +188,9 @@ void MainWindow::createDocks()
     };
     m_inspector = new NodeInspector(m_document, this);
     dock(tr("Inspector"), QStringLiteral("inspectorDock"), m_inspector, Qt::RightDockWidgetArea);
+    m_sanitizerRun = new SanitizerRun(this);
+    connect(m_inspector, &NodeInspector::sanitizeRequested, this, &MainWindow::sanitizeAttempt);
+    connect(m_sanitizerRun, &SanitizerRun::finished, this, &MainWindow::showSanitizerReport);
 
     m_tableModel = new NodeTableModel(m_document, this);
     m_tableProxy = new QSortFilterProxyModel(this);

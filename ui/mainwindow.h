@@ -19,7 +19,8 @@ class QSortFilterProxyModel;
 
 namespace ks {
 struct RunOptions;
-}
+struct SanitizerReport;
+} // namespace ks
 
 namespace ks::ui {
 
@@ -27,6 +28,7 @@ class ChartsPanel;
 class EventLogModel;
 class NodeInspector;
 class NodeTableModel;
+class SanitizerRun;
 class WorkersModel;
 class TreeGraphView;
 
@@ -74,6 +76,10 @@ private:
     void showNodeMenu(const QString& id, const QPoint& at);
     RunOptions runOptions() const;
 
+    // compute-sanitizer on an attempt's program, and its report (mainwindowsanitize.cpp).
+    void sanitizeAttempt(int attempt, int tool);
+    void showSanitizerReport(int attempt, const ks::SanitizerReport& report);
+
     // Steering and run control (mainwindowactions.cpp).
     void setValue();
     void pruneOrRestore(bool restore);
@@ -97,6 +103,7 @@ private:
     QTableWidget* m_tasks = nullptr;
     TreeGraphView* m_graph = nullptr;
     NodeInspector* m_inspector = nullptr;
+    SanitizerRun* m_sanitizerRun = nullptr;
     ChartsPanel* m_charts = nullptr;
     NodeTableModel* m_tableModel = nullptr;
     WorkersModel* m_workersModel = nullptr;

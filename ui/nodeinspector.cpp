@@ -5,13 +5,17 @@
 
 #include <search/strategy.h>
 #include <search/taskbrief.h>
+#include <task/sanitizerreport.h>
 #include <util/linediff.h>
 
 #include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSplitter>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -92,6 +96,21 @@ NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
     m_workloads->setHorizontalHeaderLabels({tr("Workload"), tr("Status"), tr("Latency (us)"), tr("Baseline (us)"),
         tr("Speedup"), tr("Roofline"), tr("Max abs err")});
     makeTable(m_workloads, QStringLiteral("workloadTable"), attemptPage);
+    auto* tools = new QWidget(attemptPage);
+    auto* toolsLayout = new QHBoxLayout(tools);
+    toolsLayout->setContentsMargins(0, 0, 0, 0);
+    m_sanitizerTool = new QComboBox(tools);
+    m_sanitizerTool->setObjectName(QStringLiteral("sanitizerTool"));
+    for (const auto tool :
+        {SanitizerTool::Memcheck, SanitizerTool::Racecheck, SanitizerTool::Initcheck, SanitizerTool::Synccheck})
+        m_sanitizerTool->addItem(q(std::string(sanitizerToolName(tool))), static_cast<int>(tool));
+    m_sanitize = new QPushButton(tr("Run compute-sanitizer"), tools);
+    m_sanitize->setObjectName(QStringLiteral("sanitizeButton"));
+    toolsLayout->addWidget(m_sanitizerTool);
+    toolsLayout->addWidget(m_sanitize);
+    toolsLayout->addStretch(1);
+    connect(m_sanitize, &QPushButton::clicked, this,
+        [this] { emit sanitizeRequested(m_attempt, m_sanitizerTool->currentData().toInt()); });
     m_log = new QPlainTextEdit(attemptPage);
     m_log->setObjectName(QStringLiteral("attemptLog"));
     m_log->setReadOnly(true);
@@ -236,6 +255,15 @@ void NodeInspector::showAttempt(int index)
     m_workloads->removeRows(0, m_workloads->rowCount());
     m_log->clear();
     const Attempt* a = m_document.state().tree.attempt(index);
+    // compute-sanitizer checks CUDA kernels: offered on an attempt with a CUDA program.
+    const SessionConfig& config = m_document.config();
+    const bool cuda = config.backend == "cuda" && config.candidateLanguage() == Language::Cuda;
+    m_sanitize->setEnabled(cuda && a && !a->program.empty());
+    m_sanitize->setToolTip(!cuda ? tr("compute-sanitizer checks CUDA kernels; this session's candidates are %1 on "
+                                      "the %2 backend")
+                                       .arg(q(std::string(languageName(config.candidateLanguage()))), q(config.backend))
+            : a && a->program.empty() ? tr("This attempt has no program")
+                                      : tr("Run one call of this attempt's program under the chosen tool"));
     if (a) {
         for (int r = 0; r < m_attempts->rowCount(); ++r)
             if (m_attempts->item(r, 0)->data(Qt::UserRole).toInt() == index

@@ -3,7 +3,9 @@
 #include <QWidget>
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
+class QPushButton;
 class QListWidget;
 class QPlainTextEdit;
 class QStandardItemModel;
@@ -29,6 +31,10 @@ public slots:
     void showNode(const QString& id);
     void showAttempt(int index); // an attempt of the shown node: its workloads, log and program
 
+signals:
+    // "Run compute-sanitizer" on the shown attempt; `tool` is a SanitizerTool.
+    void sanitizeRequested(int attempt, int tool);
+
 private:
     void refresh();
     void fillAttempts();
@@ -47,6 +53,8 @@ private:
     QTableView* m_attemptView;
     QStandardItemModel* m_workloads;
     QPlainTextEdit* m_log;
+    QComboBox* m_sanitizerTool;
+    QPushButton* m_sanitize;
     QCheckBox* m_diff;
     QTextBrowser* m_code;
     QListWidget* m_exchangeList;

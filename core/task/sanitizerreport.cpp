@@ -50,15 +50,15 @@ nlohmann::json toJson(const SanitizerReport& report)
 
 std::string formatSanitizerReport(const SanitizerReport& report)
 {
-    std::string text = "compute-sanitizer --tool " + std::string(sanitizerToolName(report.tool)) + " on workload "
-        + report.workload + ": ";
+    std::string text = "compute-sanitizer --tool " + std::string(sanitizerToolName(report.tool))
+        + (report.workload.empty() ? std::string() : " on workload " + report.workload) + ": ";
     if (!report.complete)
-        text += "no complete report ("
-            + (report.problem.empty() ? std::string("the tool stopped early") : report.problem) + ")";
+        text += "no complete report\n"
+            + (report.problem.empty() ? std::string("the tool stopped before its summary") : report.problem);
     else
         text += std::to_string(report.errors) + (report.errors == 1 ? " error" : " errors");
     if (!report.verdict.empty())
-        text += "; the call: " + report.verdict;
+        text += "\nthe call: " + report.verdict;
     text += "\n";
     for (std::size_t i = 0; i < report.findings.size(); ++i)
         text += "[" + std::to_string(i + 1) + "] " + report.findings[i] + "\n";
