@@ -273,9 +273,18 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
         const auto j = parseStrictJson(line, err);
         if (!j || !j->contains("status") || !(*j)["status"].is_string())
             continue;
-        const ksr::CallLine end = ksr::callFromJson(*j);
+        // The candidate shares the runner's process and can rewrite these lines: one whose fields
+        // have the wrong types is skipped like one that does not parse (its call then has no end).
+        ksr::CallLine end;
+        ksr::EnvironmentLine env;
+        try {
+            end = ksr::callFromJson(*j);
+            if (end.status == ksr::status::kEnvironment)
+                env = ksr::environmentFromJson(*j);
+        } catch (const nlohmann::json::exception&) {
+            continue;
+        }
         if (end.status == ksr::status::kEnvironment) {
-            const ksr::EnvironmentLine env = ksr::environmentFromJson(*j);
             result.environment = {env.networkIsolated, env.device, env.l2Bytes, env.copyBandwidthGBs};
             // What the job waited for its runner: nothing when it was ready before the handoff.
             const double handedOver = std::chrono::duration<double>(runner->handedOverAt().time_since_epoch()).count();

@@ -41,6 +41,7 @@ private slots:
     void runnerThatCannotStartIsAHarnessError();
     void runnerThatStopsBeforeLoadingIsAHarnessFailure();
     void candidateCannotPassForAHarnessFailure();
+    void forgedResultLinesAreSkipped();
 
 private:
     CompileResult build(const std::string& name, const std::string& body);
@@ -475,6 +476,36 @@ void TestRunner::candidateCannotPassForAHarnessFailure()
     QCOMPARE(fs::file_size(j.jobDir / "result.jsonl", ec), std::uintmax_t {0}); // it did erase them
     QVERIFY2(r.harnessFailure.empty(), r.harnessFailure.c_str());
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::NotRun);
+}
+
+// The candidate appends result lines of its own, with fields of the wrong type and counts beyond
+// every range: ksearch reads past them (no exception, no unchecked conversion) and reports the
+// call as the crash it was.
+void TestRunner::forgedResultLinesAreSkipped()
+{
+    const CompileResult lib = build("forger",
+        "#include <dirent.h>\n#include <unistd.h>\n#include <climits>\n#include <cstdlib>\n#include "
+        "<cstring>\n#include <string>\n"
+        "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) {"
+        " DIR* d = opendir(\"/proc/self/fd\"); char link[PATH_MAX];"
+        " const char* forged = \"{\\\"id\\\": 5, \\\"status\\\": \\\"ok\\\"}\\n"
+        "{\\\"id\\\": \\\"\\\", \\\"status\\\": \\\"environment\\\", \\\"device\\\": 7, "
+        "\\\"l2_bytes\\\": 1e40}\\n{\\\"id\\\": \\\"call0\\\", \\\"status\\\": \\\"error\\\", "
+        "\\\"return_code\\\": 1e300}\\n\";"
+        " while (dirent* e = readdir(d)) {"
+        "  const std::string p = std::string(\"/proc/self/fd/\") + e->d_name;"
+        "  const ssize_t n = readlink(p.c_str(), link, sizeof link - 1); if (n <= 0) continue; link[n] = 0;"
+        "  if (std::strstr(link, \"result.jsonl\")) write(atoi(e->d_name), forged, strlen(forged)); }"
+        " _exit(3); }");
+    QVERIFY2(lib.ok, lib.log.c_str());
+    const RunnerJob j = job(lib.library, 2);
+    const RunnerJobResult r = runRunnerJob(j);
+    QVERIFY(test::readText(j.jobDir / "result.jsonl").find("1e300") != std::string::npos); // it did write them
+    QVERIFY2(r.harnessFailure.empty(), r.harnessFailure.c_str());
+    QCOMPARE(r.environment.l2Bytes, std::size_t {0});
+    QVERIFY(r.calls[0].status == RunnerCallOutcome::Status::Crashed
+        || r.calls[0].status == RunnerCallOutcome::Status::KernelError);
+    QCOMPARE(r.calls[0].returnCode, 0);
 }
 
 KS_TEST_MAIN_CORE(TestRunner)

@@ -121,6 +121,13 @@ void TestRunnerProtocol::malformedJobsNameTheField_data()
     QTest::newRow("negative bytes") << "/calls/0/inputs/x/bytes"
                                     << "-8"
                                     << "calls.w-1.inputs.x.bytes: must be an integer in range";
+    // fuzz/regressions/job/shape-as-huge-float: a dimension converted to int64 unchecked.
+    QTest::newRow("shape as a huge float") << "/calls/0/inputs/x/shape/0"
+                                           << "1.6e129"
+                                           << "calls.w-1.inputs.x.shape[0]: must be an integer in range";
+    QTest::newRow("shape not an array") << "/calls/0/outputs/y/shape"
+                                        << "\"16\""
+                                        << "calls.w-1.outputs.y.shape: must be an array of integers";
 }
 
 void TestRunnerProtocol::malformedJobsNameTheField()
@@ -175,6 +182,17 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     QCOMPARE(back.bench->spanOffsetMicros, 1.25);
     QCOMPARE(back.repeatIdentical, std::optional<bool>(false));
     QVERIFY(!callFromJson(toJson(CallLine {})).repeatIdentical); // no second call, nothing said
+    // A line the candidate rewrote: counts out of every range read as none, never converted.
+    nlohmann::json forged = line;
+    forged["return_code"] = 1e300;
+    forged["bench"]["warmup_calls"] = -1e300;
+    forged["bench"]["side_work_samples"] = 1e20;
+    const CallLine read = callFromJson(forged);
+    QCOMPARE(read.returnCode, 0);
+    QCOMPARE(read.bench->warmupCalls, 0);
+    QCOMPARE(read.bench->sideWorkSamples, 0);
+    QCOMPARE(environmentFromJson({{"l2_bytes", -5}}).l2Bytes, std::size_t {0});
+    QCOMPARE(environmentFromJson({{"l2_bytes", 1e40}}).l2Bytes, std::size_t {0});
     QCOMPARE(back.untimedSeconds.at("upload"), 0.125);
     QVERIFY(!line.contains("message")); // written only when there is one
     QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));

@@ -169,12 +169,42 @@ template<typename T> T integerOr(const nlohmann::json& j, const char* key, T fal
     return j.is_object() && j.contains(key) ? integer<T>(j.at(key), where + key) : fallback;
 }
 
+// A count in a result line, or `fallback` when it is missing or not an integer that fits: result
+// lines come from a process the candidate shares, so what they hold must never reach an
+// out-of-range conversion in ksearch (undefined behaviour), nor stop the reading of the rest.
+template<typename T> T countOr(const nlohmann::json& j, const char* key, T fallback)
+{
+    if (!j.is_object() || !j.contains(key))
+        return fallback;
+    const nlohmann::json& v = j.at(key);
+    if (v.is_number_unsigned())
+        return std::in_range<T>(v.get<std::uint64_t>()) ? static_cast<T>(v.get<std::uint64_t>()) : fallback;
+    if (v.is_number_integer())
+        return std::in_range<T>(v.get<std::int64_t>()) ? static_cast<T>(v.get<std::int64_t>()) : fallback;
+    return fallback;
+}
+
+// A tensor's shape: integers in range, each named when it is not one (found by fuzz/fuzz_job: a
+// dimension of 1.6e129 was converted to int64 without a check).
+inline std::vector<std::int64_t> readShape(const nlohmann::json& j, const std::string& where)
+{
+    std::vector<std::int64_t> shape;
+    if (!j.contains("shape"))
+        return shape;
+    const nlohmann::json& s = j.at("shape");
+    if (!s.is_array())
+        throw std::runtime_error(where + ".shape: must be an array of integers");
+    for (std::size_t i = 0; i < s.size(); ++i)
+        shape.push_back(integer<std::int64_t>(s[i], where + ".shape[" + std::to_string(i) + "]"));
+    return shape;
+}
+
 inline Buffer readBuffer(const nlohmann::json& j, const std::string& where)
 {
     if (!j.is_object() || !j.contains("fd") || !j.contains("bytes"))
         throw std::runtime_error(where + ": needs fd and bytes");
     Buffer b {integerAt<int>(j, "fd", where + "."), integerAt<std::size_t>(j, "bytes", where + "."),
-        j.value("file", std::string()), j.value("shape", std::vector<std::int64_t> {})};
+        j.value("file", std::string()), readShape(j, where)};
     if (b.fd < 3)
         throw std::runtime_error(where + ": fd " + std::to_string(b.fd) + " is not a shared buffer");
     return b;
@@ -312,7 +342,8 @@ inline nlohmann::json toJson(const EnvironmentLine& e)
 inline EnvironmentLine environmentFromJson(const nlohmann::json& j)
 {
     return {j.value("network_isolated", false), j.value("startup_s", 0.0), j.value("ready_monotonic_s", 0.0),
-        j.value("device", std::string()), j.value("l2_bytes", std::size_t {0}), j.value("copy_bandwidth_gbs", 0.0)};
+        j.value("device", std::string()), detail::countOr<std::size_t>(j, "l2_bytes", 0),
+        j.value("copy_bandwidth_gbs", 0.0)};
 }
 
 // ------------------------------------------------------------------ the handoff socket
@@ -391,11 +422,11 @@ inline BenchReport benchFromJson(const nlohmann::json& j)
     b.p25Micros = j.value("p25_us", 0.0);
     b.p75Micros = j.value("p75_us", 0.0);
     b.minMicros = j.value("min_us", 0.0);
-    b.sideWorkSamples = j.value("side_work_samples", 0);
+    b.sideWorkSamples = detail::countOr(j, "side_work_samples", 0);
     b.deviceSpans = j.value("device_spans", false);
     b.spanMedianMicros = j.value("span_median_us", 0.0);
     b.spanOffsetMicros = j.value("span_offset_us", 0.0);
-    b.warmupCalls = j.value("warmup_calls", 0);
+    b.warmupCalls = detail::countOr(j, "warmup_calls", 0);
     b.warmupSeconds = j.value("warmup_seconds", 0.0);
     b.launchOverheadMicros = j.value("launch_overhead_us", 0.0);
     b.loopSeconds = j.value("loop_seconds", 0.0);
@@ -445,7 +476,7 @@ inline CallLine callFromJson(const nlohmann::json& j)
     c.id = j.value("id", std::string());
     c.status = j.value("status", std::string());
     c.message = j.value("message", std::string());
-    c.returnCode = j.value("return_code", 0);
+    c.returnCode = detail::countOr(j, "return_code", 0);
     c.wallMicros = j.value("wall_us", 0.0);
     c.inputsUnchanged = j.value("inputs_unchanged", true);
     c.totalSeconds = j.value("total_s", 0.0);
