@@ -59,6 +59,22 @@ private:
     Definition m_def;
 };
 
+// A candidate that finds the runner's result.jsonl among its own descriptors and does `action` to
+// it (the descriptor is atoi(e->d_name)), after `before`; then it exits with 3.
+static std::string onResultFile(const std::string& before, const std::string& action)
+{
+    return "#include <dirent.h>\n#include <unistd.h>\n#include <climits>\n#include <cstdlib>\n#include "
+           "<cstring>\n#include <string>\n"
+           "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) {"
+           " DIR* d = opendir(\"/proc/self/fd\"); char link[PATH_MAX];"
+        + before
+        + " while (dirent* e = readdir(d)) {"
+          "  const std::string p = std::string(\"/proc/self/fd/\") + e->d_name;"
+          "  const ssize_t n = readlink(p.c_str(), link, sizeof link - 1); if (n <= 0) continue; link[n] = 0;"
+          "  if (std::strstr(link, \"result.jsonl\")) "
+        + action + "; } _exit(3); }";
+}
+
 void TestRunner::initTestCase()
 {
     std::string err;
@@ -459,16 +475,7 @@ void TestRunner::runnerThatStopsBeforeLoadingIsAHarnessFailure()
 // failure, never a harness failure that would spare it a verdict.
 void TestRunner::candidateCannotPassForAHarnessFailure()
 {
-    const CompileResult lib = build("eraser",
-        "#include <dirent.h>\n#include <unistd.h>\n#include <climits>\n#include <cstdlib>\n#include "
-        "<cstring>\n#include <string>\n"
-        "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) {"
-        " DIR* d = opendir(\"/proc/self/fd\"); char link[PATH_MAX];"
-        " while (dirent* e = readdir(d)) {"
-        "  const std::string p = std::string(\"/proc/self/fd/\") + e->d_name;"
-        "  const ssize_t n = readlink(p.c_str(), link, sizeof link - 1); if (n <= 0) continue; link[n] = 0;"
-        "  if (std::strstr(link, \"result.jsonl\")) ftruncate(atoi(e->d_name), 0); }"
-        " _exit(3); }");
+    const CompileResult lib = build("eraser", onResultFile("", "ftruncate(atoi(e->d_name), 0)"));
     QVERIFY2(lib.ok, lib.log.c_str());
     const RunnerJob j = job(lib.library, 2);
     const RunnerJobResult r = runRunnerJob(j);
@@ -484,19 +491,11 @@ void TestRunner::candidateCannotPassForAHarnessFailure()
 void TestRunner::forgedResultLinesAreSkipped()
 {
     const CompileResult lib = build("forger",
-        "#include <dirent.h>\n#include <unistd.h>\n#include <climits>\n#include <cstdlib>\n#include "
-        "<cstring>\n#include <string>\n"
-        "extern \"C\" int ks_run(const KsArgs*, void*, size_t, ks_stream_t) {"
-        " DIR* d = opendir(\"/proc/self/fd\"); char link[PATH_MAX];"
-        " const char* forged = \"{\\\"id\\\": 5, \\\"status\\\": \\\"ok\\\"}\\n"
-        "{\\\"id\\\": \\\"\\\", \\\"status\\\": \\\"environment\\\", \\\"device\\\": 7, "
-        "\\\"l2_bytes\\\": 1e40}\\n{\\\"id\\\": \\\"call0\\\", \\\"status\\\": \\\"error\\\", "
-        "\\\"return_code\\\": 1e300}\\n\";"
-        " while (dirent* e = readdir(d)) {"
-        "  const std::string p = std::string(\"/proc/self/fd/\") + e->d_name;"
-        "  const ssize_t n = readlink(p.c_str(), link, sizeof link - 1); if (n <= 0) continue; link[n] = 0;"
-        "  if (std::strstr(link, \"result.jsonl\")) write(atoi(e->d_name), forged, strlen(forged)); }"
-        " _exit(3); }");
+        onResultFile(" const char* forged = \"{\\\"id\\\": 5, \\\"status\\\": \\\"ok\\\"}\\n"
+                     "{\\\"id\\\": \\\"\\\", \\\"status\\\": \\\"environment\\\", \\\"device\\\": 7, "
+                     "\\\"l2_bytes\\\": 1e40}\\n{\\\"id\\\": \\\"call0\\\", \\\"status\\\": "
+                     "\\\"error\\\", \\\"return_code\\\": 1e300}\\n\";",
+            "write(atoi(e->d_name), forged, strlen(forged))"));
     QVERIFY2(lib.ok, lib.log.c_str());
     const RunnerJob j = job(lib.library, 2);
     const RunnerJobResult r = runRunnerJob(j);
