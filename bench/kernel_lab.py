@@ -183,12 +183,24 @@ def main():
     p.add_argument("--torch", action="store_true",
                    help="also time the PyTorch calls bench/baselines_vs_torch.py compares with (its extras, "
                         "e.g. SDPA on contiguous KV) on the same shapes, do_bench median, as columns")
+    p.add_argument("--workloads", help="comma-separated uuid prefixes: only these workloads")
+    p.add_argument("--scored", action="store_true", help="only the definition's scored_workloads")
+    p.add_argument("--check-only", action="store_true",
+                   help="check every variant and time nothing: one call each, e.g. under ncu")
     p.add_argument("--kernels", action="store_true",
                    help="also time each kernel of a variant (torch.profiler, 20 calls, mean device time)")
     opts = p.parse_args()
 
     definition = json.load(open(os.path.join(opts.task, "definition.json")))
     workloads = [json.loads(l)["workload"] for l in open(os.path.join(opts.task, "workloads.jsonl")) if l.strip()]
+    if opts.scored:
+        scored = set(definition.get("scored_workloads", []))
+        workloads = [w for w in workloads if w["uuid"] in scored]
+    if opts.workloads:
+        prefixes = opts.workloads.split(",")
+        workloads = [w for w in workloads if any(w["uuid"].startswith(x) for x in prefixes)]
+    if not workloads:
+        raise SystemExit("kernel_lab: no workload left after --scored / --workloads")
     tol = definition.get("tolerance", {})
     atol, rtol = tol.get("atol", 1e-2), tol.get("rtol", 1e-2)
     ratio = tol.get("required_matched_ratio", 1.0)  # the task's share of elements that must match
@@ -230,10 +242,14 @@ def main():
                 bad = err > atol + rtol * e.abs().nan_to_num(0, 0, 0)
                 worst = max(worst, float(err.max()))
                 ok = ok and float(bad.float().mean()) <= 1.0 - ratio
-            us = do_bench(call, warmup=25, rep=200, return_mode="median") * 1e3 if opts.flush == "write" \
-                else timed_after_read_flush(call, flush_buffer)
+            if opts.check_only:
+                us = float("nan")
+            elif opts.flush == "write":
+                us = do_bench(call, warmup=25, rep=200, return_mode="median") * 1e3
+            else:
+                us = timed_after_read_flush(call, flush_buffer)
             row["variants"][name] = {"us": us, "ok": ok, "max_err": worst}
-            if opts.kernels:
+            if opts.kernels and not opts.check_only:
                 row["variants"][name]["kernels"] = kernel_times(call)
         if torch_setup:
             _, _, *more = torch_setup(w, definition)
@@ -245,11 +261,15 @@ def main():
         extra = "".join(f" {k}: {v:.2f} us ({v / row['variants'][names[-1]]['us']:.2f}x of {names[-1]})"
                         for k, v in row.get("torch", {}).items())
         print(f"| {row['workload']} | " + " | ".join(cells) + " | " + " | ".join(rates) + " |" + extra, flush=True)
-        for n in names if opts.kernels else []:
+        for n in names if opts.kernels and not opts.check_only else []:
             print("    " + n + ": " + ", ".join(f"{k} {v:.1f}" for k, v in row["variants"][n]["kernels"].items()))
         del tensors, outputs, expected
         torch.cuda.empty_cache()
-    if len(names) > 1:
+    if not opts.check_only:
+        for n in names:  # TriMul's score: the geometric mean of the latencies
+            us = [r["variants"][n]["us"] for r in rows]
+            print(f"geomean latency of {n}: {math.exp(sum(map(math.log, us)) / len(us)):.1f} us over {len(us)} workloads")
+    if len(names) > 1 and not opts.check_only:
         for n in names[1:]:
             ratios = [r["variants"][names[0]]["us"] / r["variants"][n]["us"] for r in rows]
             print(f"geomean {names[0]} / {n}: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")

@@ -8,6 +8,11 @@
 #       (GPU machine) times every built variant of each TASK against the others, after checking
 #       each against reference.cu on the same inputs; tables on stdout, JSON under $OUT.
 #       LAB_ARGS passes options to kernel_lab.py (--pages N, --sequential), LAB_TAG names the JSON.
+#   bash bench/kernel_lab.sh ncu TASK WORKLOADS KERNEL_REGEX [LAUNCHES]
+#       (GPU machine) Nsight Compute's speed-of-light, memory and occupancy sections for the
+#       kernels matching KERNEL_REGEX, on the workloads with these uuid prefixes (comma-separated),
+#       one checked call of every variant each (LAB_ONLY="a b": only these); report text under
+#       $OUT/TASK-ncu.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=$1
@@ -53,8 +58,24 @@ run)
             echo "(some variant was WRONG or failed)"
     done
     ;;
+ncu)
+    task=$1 workloads=$2 regex=$3 launches=${4:-40}
+    OUT=${OUT:-$PWD/lab-out}
+    mkdir -p "$OUT"
+    dir=build/lab/$task
+    args=()
+    while read -r name; do
+        [[ -z ${LAB_ONLY:-} || " $LAB_ONLY " == *" $name "* ]] && args+=("$name=$PWD/$dir/$name.so")
+    done < "$dir/variants"
+    ncu --clock-control none -k "regex:$regex" -c "$launches" --section SpeedOfLight \
+        --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
+        python3 bench/kernel_lab.py --task "tasks/$task" --header "$dir/include/ks_task.h" \
+        --reference "$PWD/$dir/reference.so" --check-only --workloads "$workloads" ${LAB_ARGS:-} "${args[@]}" \
+        > "$OUT/$task-ncu.txt" 2>&1
+    echo "ncu: exit $? ($(grep -c "Section: GPU Speed Of Light" "$OUT/$task-ncu.txt") kernels profiled)"
+    ;;
 *)
-    echo "usage: $0 build TASK NAME=SOURCE[@DEFINES] ... | run TASK..." >&2
+    echo "usage: $0 build TASK NAME=SOURCE[@DEFINES] ... | run TASK... | ncu TASK WORKLOADS REGEX [LAUNCHES]" >&2
     exit 2
     ;;
 esac
