@@ -19,6 +19,8 @@ DISPLAY=:97 QT_QPA_PLATFORM=xcb HOME=$home XDG_CONFIG_HOME=$home/config XDG_DATA
     "build/$preset/bin/ks_screenshots" "$out" --settings-only
 DISPLAY=:97 QT_QPA_PLATFORM=xcb HOME=$home XDG_CONFIG_HOME=$home/config XDG_DATA_HOME=$home/data \
     "build/$preset/bin/ks_screenshots" "$out" --sanitizer-only
+DISPLAY=:97 QT_QPA_PLATFORM=xcb HOME=$home XDG_CONFIG_HOME=$home/config XDG_DATA_HOME=$home/data \
+    "build/$preset/bin/ks_screenshots" "$out" --code-only
 for f in "$out"/*.png; do
     convert "$f" -resize '1100x1100>' "docs/screenshots/$(basename "$f")"
 done

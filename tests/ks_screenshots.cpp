@@ -3,6 +3,8 @@
 // on a real X display (Xvfb): scripts/screenshots.sh. The images are grabbed from the screen.
 #include "testsupport.h"
 
+#include <search/strategy.h>
+
 #include <QApplication>
 #include <QChartView>
 #include <QCheckBox>
@@ -16,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 
+#include <algorithm>
 #include <chartspanel.h>
 #include <cstdio>
 #include <mainwindow.h>
@@ -123,6 +126,30 @@ bool sanitizerShot(ui::MainWindow& window, const QString& out)
     return grab(dialog, out + u"/sanitizer-report.png") && ok;
 }
 
+// The Code tab on the example: a refined node's last program with its line numbers and colours,
+// then the same program against the one its action started from.
+bool codeShot(ui::MainWindow& window, const QString& out)
+{
+    if (!window.openExample())
+        return false;
+    const SearchState& s = window.document().state();
+    const auto node = std::find_if(s.tree.nodes().begin(), s.tree.nodes().end(), [&s](const SearchNode& n) {
+        return n.attempts.size() >= 2 && startingAttempt(s, n.id)
+            && !s.tree.attempt(n.attempts.back())->program.empty();
+    });
+    if (node == s.tree.nodes().end())
+        return false;
+    window.selectNode(QString::fromStdString(node->id));
+    window.inspector()->showAttempt(node->attempts.back());
+    window.inspector()->findChild<QTabWidget*>(QStringLiteral("inspectorTabs"))->setCurrentIndex(2);
+    window.inspector()->compareWith(ui::NodeInspector::Compare::Nothing);
+    settle(500);
+    bool ok = grab(window.inspector(), out + u"/inspector-code.png");
+    window.inspector()->compareWith(ui::NodeInspector::Compare::Start);
+    settle(500);
+    return grab(window.inspector(), out + u"/inspector-code-diff.png") && ok;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -144,6 +171,8 @@ int main(int argc, char** argv)
         return settingsShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--sanitizer-only"))
         return sanitizerShot(window, out) ? 0 : 1;
+    if (mode == QLatin1String("--code-only"))
+        return codeShot(window, out) ? 0 : 1;
     // The New Search dialog with one of the paper's tasks chosen: the task list and its details.
     {
         ui::NewSearchDialog dialog(&window);
@@ -178,7 +207,7 @@ int main(int argc, char** argv)
     window.selectNode(QStringLiteral("n6"));
     auto* tabs = window.inspector()->findChild<QTabWidget*>(QStringLiteral("inspectorTabs"));
     tabs->setCurrentIndex(2);
-    window.inspector()->findChild<QCheckBox*>(QStringLiteral("diffToggle"))->setChecked(true);
+    window.inspector()->compareWith(ui::NodeInspector::Compare::Start);
     settle(500);
     ok = grab(window.inspector(), out + u"/inspector-diff.png") && ok;
     auto* chartTabs = window.charts()->findChild<QTabWidget*>(QStringLiteral("chartTabs"));

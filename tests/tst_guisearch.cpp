@@ -19,6 +19,7 @@
 #include <QTextBrowser>
 
 #include <chartspanel.h>
+#include <codeview.h>
 #include <mainwindow.h>
 #include <nodeinspector.h>
 #include <settings.h>
@@ -92,13 +93,23 @@ void TestGuiSearch::aShortSearchFillsEveryView()
     window.selectNode(u"n1"_qs);
     auto* attempts = window.inspector()->findChild<QTableView*>(u"attemptTable"_qs);
     QCOMPARE(attempts->model()->rowCount(), static_cast<int>(s.tree.find("n1")->attempts.size()));
-    QVERIFY(window.inspector()->findChild<QTextBrowser*>(u"codeView"_qs)->toPlainText().contains(u"ks_run"));
-    // A node refined from n1 diffs against n1's program.
+    auto* code = window.inspector()->findChild<ui::CodeView*>(u"codeView"_qs);
+    QVERIFY(code->toPlainText().contains(u"ks_run"));
+    QVERIFY(!code->isDiff());
+    // A node refined from n1 diffs against n1's program: the pragma it adds is an added line.
     window.selectNode(u"n4"_qs);
-    window.inspector()->findChild<QCheckBox*>(u"diffToggle"_qs)->setChecked(true);
-    const QString diff = window.inspector()->findChild<QTextBrowser*>(u"codeView"_qs)->toPlainText();
-    QVERIFY2(
-        diff.contains(u"Against the program of n1") && diff.contains(u"+#pragma omp parallel for"), qPrintable(diff));
+    window.inspector()->compareWith(ui::NodeInspector::Compare::Start);
+    const QString summary = window.inspector()->findChild<QLabel*>(u"compareSummary"_qs)->text();
+    QVERIFY2(summary.startsWith(u"Against the program of n1"), qPrintable(summary));
+    QVERIFY(code->isDiff());
+    const QStringList lines = code->toPlainText().split(u'\n');
+    const auto pragma = std::find_if(lines.begin(), lines.end(), [](const QString& l) {
+        return l.startsWith(u"#pragma omp parallel for");
+    }) - lines.begin();
+    QVERIFY2(pragma < lines.size(), qPrintable(code->toPlainText()));
+    QVERIFY2(code->gutterText(static_cast<int>(pragma)).endsWith(u'+'),
+        qPrintable(code->gutterText(static_cast<int>(pragma))));
+    QVERIFY(code->addedLines() >= 1);
 }
 
 void TestGuiSearch::steeringAndUndo()

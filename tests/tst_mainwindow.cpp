@@ -1,6 +1,9 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <search/strategy.h>
+#include <util/linediff.h>
+
 #include <QAbstractItemModelTester>
 #include <QChartView>
 #include <QComboBox>
@@ -18,7 +21,9 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <chartspanel.h>
+#include <codeview.h>
 #include <mainwindow.h>
 #include <newsearchdialog.h>
 #include <nodeinspector.h>
@@ -38,6 +43,8 @@ private slots:
     void historySliderReplays();
     void newSearchOffersTheBackendsLanguages();
     void sanitizerIsOfferedOnCudaAttempts();
+    void inspectorComparesPrograms_data();
+    void inspectorComparesPrograms();
 };
 
 void TestMainWindow::showsTasks()
@@ -217,6 +224,84 @@ void TestMainWindow::sanitizerIsOfferedOnCudaAttempts()
     if (computeSanitizerPath().empty()) // CI: the evaluator says why, naming what is missing
         QVERIFY2(report.contains(u"compute-sanitizer was not found"_qs), qPrintable(report));
     QVERIFY(window.statusBar()->currentMessage().contains(u"attempt"_qs));
+}
+
+Q_DECLARE_METATYPE(ks::ui::NodeInspector::Compare)
+
+void TestMainWindow::inspectorComparesPrograms_data()
+{
+    QTest::addColumn<ui::NodeInspector::Compare>("compare");
+    QTest::newRow("nothing") << ui::NodeInspector::Compare::Nothing;
+    QTest::newRow("the program the action started from") << ui::NodeInspector::Compare::Start;
+    QTest::newRow("the node's first attempt") << ui::NodeInspector::Compare::FirstAttempt;
+    QTest::newRow("an attempt of another node") << ui::NodeInspector::Compare::Attempt;
+}
+
+// The Code tab on the example: a refined node with several programs, its last attempt shown and
+// compared with each kind of other program; the diff shown is the line diff of the two sources.
+void TestMainWindow::inspectorComparesPrograms()
+{
+    QFETCH(ui::NodeInspector::Compare, compare);
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    const SearchState& s = window.document().state();
+    const auto programs = [&s](const SearchNode& n) {
+        return std::count_if(
+            n.attempts.begin(), n.attempts.end(), [&s](int i) { return !s.tree.attempt(i)->program.empty(); });
+    };
+    const auto node = std::find_if(s.tree.nodes().begin(), s.tree.nodes().end(),
+        [&](const SearchNode& n) { return programs(n) >= 2 && startingAttempt(s, n.id); });
+    QVERIFY2(node != s.tree.nodes().end(), "the example has no refined node with two programs");
+    const Attempt& shown = *s.tree.attempt(node->attempts.back());
+    QVERIFY(!shown.program.empty());
+    const auto other = std::find_if(s.tree.attempts().begin(), s.tree.attempts().end(),
+        [&](const Attempt& a) { return a.node != node->id && !a.program.empty(); });
+    QVERIFY(other != s.tree.attempts().end());
+
+    ui::NodeInspector* inspector = window.inspector();
+    window.selectNode(QString::fromStdString(node->id));
+    inspector->showAttempt(shown.index);
+    auto* choices = inspector->findChild<QComboBox*>(u"compareWith"_qs);
+    const auto withPrograms = std::count_if(
+        s.tree.attempts().begin(), s.tree.attempts().end(), [](const Attempt& a) { return !a.program.empty(); });
+    QCOMPARE(choices->count(), 3 + static_cast<int>(withPrograms) - 1); // every other attempt with a program
+
+    inspector->compareWith(compare, other->index);
+    auto* code = inspector->findChild<ui::CodeView*>(u"codeView"_qs);
+    const QString summary = inspector->findChild<QLabel*>(u"compareSummary"_qs)->text();
+    const std::string source = window.document().programSource(shown.program);
+    if (compare == ui::NodeInspector::Compare::Nothing) {
+        QVERIFY(!code->isDiff());
+        QString text = QString::fromStdString(source);
+        if (text.endsWith(u'\n')) // the last newline ends the last line
+            text.chop(1);
+        QCOMPARE(code->toPlainText(), text);
+        QCOMPARE(code->document()->blockCount(), static_cast<int>(text.count(u'\n')) + 1);
+        QVERIFY2(summary.contains(u"lines of cpp"_qs), qPrintable(summary));
+        return;
+    }
+    const int base = compare == ui::NodeInspector::Compare::Start ? *startingAttempt(s, node->id)
+        : compare == ui::NodeInspector::Compare::FirstAttempt     ? *std::find_if(
+                  node->attempts.begin(), node->attempts.end(), [&s](int i) { return !s.tree.attempt(i)->program.empty(); })
+                                                              : other->index;
+    const auto expected = diffLines(window.document().programSource(s.tree.attempt(base)->program), source);
+    QVERIFY(code->isDiff());
+    QCOMPARE(code->addedLines(),
+        static_cast<int>(
+            std::count_if(expected.begin(), expected.end(), [](const DiffLine& l) { return l.op == '+'; })));
+    QCOMPARE(code->removedLines(),
+        static_cast<int>(
+            std::count_if(expected.begin(), expected.end(), [](const DiffLine& l) { return l.op == '-'; })));
+    QCOMPARE(code->document()->blockCount(), static_cast<int>(expected.size()));
+    QVERIFY2(summary.startsWith(QStringLiteral("Against the program of %1 (attempt %2")
+                                    .arg(QString::fromStdString(s.tree.attempt(base)->node))
+                                    .arg(base)),
+        qPrintable(summary));
+    // The choice holds while another attempt of the node is looked at.
+    const QString chosen = choices->currentText();
+    inspector->showAttempt(node->attempts.front());
+    QCOMPARE(choices->currentText(), chosen);
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

@@ -1,5 +1,6 @@
 #include "nodeinspector.h"
 
+#include "codeview.h"
 #include "searchdocument.h"
 #include "uistyle.h"
 
@@ -8,7 +9,6 @@
 #include <task/sanitizerreport.h>
 #include <util/linediff.h>
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -23,7 +23,7 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
-#include <sstream>
+#include <algorithm>
 
 namespace ks::ui {
 
@@ -59,6 +59,11 @@ QStandardItem* cell(const QString& text, const QVariant& sort = {})
 QString number(double v, int digits)
 {
     return QString::number(v, 'f', digits);
+}
+
+QString lines(int n)
+{
+    return n == 1 ? NodeInspector::tr("1 line") : NodeInspector::tr("%1 lines").arg(n);
 }
 
 } // namespace
@@ -125,14 +130,22 @@ NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
     auto* codePage = new QWidget(m_tabs);
     auto* codeLayout = new QVBoxLayout(codePage);
     codeLayout->setContentsMargins(0, 0, 0, 0);
-    m_diff = new QCheckBox(tr("Diff against the program the action started from"), codePage);
-    m_diff->setObjectName(QStringLiteral("diffToggle"));
-    codeLayout->addWidget(m_diff);
-    m_code = new QTextBrowser(codePage);
+    auto* compareRow = new QHBoxLayout;
+    compareRow->addWidget(new QLabel(tr("Compare with"), codePage));
+    m_compare = new QComboBox(codePage);
+    m_compare->setObjectName(QStringLiteral("compareWith"));
+    m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_compare->setMinimumContentsLength(24);
+    compareRow->addWidget(m_compare, 1);
+    codeLayout->addLayout(compareRow);
+    m_compareSummary = new QLabel(codePage);
+    m_compareSummary->setObjectName(QStringLiteral("compareSummary"));
+    m_compareSummary->setWordWrap(true);
+    codeLayout->addWidget(m_compareSummary);
+    m_code = new CodeView(codePage);
     m_code->setObjectName(QStringLiteral("codeView"));
-    m_code->setLineWrapMode(QTextEdit::NoWrap);
     codeLayout->addWidget(m_code, 1);
-    connect(m_diff, &QCheckBox::toggled, this, &NodeInspector::fillCode);
+    connect(m_compare, &QComboBox::currentIndexChanged, this, &NodeInspector::fillCode);
     m_tabs->addTab(codePage, tr("Code"));
 
     auto* llmPage = new QSplitter(Qt::Vertical, m_tabs);
@@ -196,7 +209,8 @@ void NodeInspector::refresh()
         m_intent->clear();
         m_attempts->removeRows(0, m_attempts->rowCount());
         m_workloads->removeRows(0, m_workloads->rowCount());
-        m_code->clear();
+        m_code->showMessage(QString());
+        m_compareSummary->clear();
         m_exchangeList->clear();
         return;
     }
@@ -287,7 +301,74 @@ void NodeInspector::showAttempt(int index)
         }
         m_log->setPlainText(a->evaluated ? q(a->evaluation.log) : tr("Not evaluated: %1").arg(q(a->problem)));
     }
+    fillCompareChoices();
     fillCode();
+}
+
+namespace {
+
+// Combo data of the fixed choices; an attempt's choice holds its index (>= 0).
+constexpr int kCompareNothing = -1;
+constexpr int kCompareStart = -2;
+constexpr int kCompareFirst = -3;
+
+} // namespace
+
+void NodeInspector::compareWith(Compare what, int attempt)
+{
+    const int choice = what == Compare::Nothing ? kCompareNothing
+        : what == Compare::Start                ? kCompareStart
+        : what == Compare::FirstAttempt         ? kCompareFirst
+                                                : attempt;
+    const int row = m_compare->findData(choice);
+    if (row >= 0)
+        m_compare->setCurrentIndex(row);
+}
+
+void NodeInspector::fillCompareChoices()
+{
+    const SearchState& s = m_document.state();
+    const QVariant chosen = m_compare->currentData();
+    QSignalBlocker block(m_compare);
+    m_compare->clear();
+    m_compare->addItem(tr("Nothing: the program alone"), kCompareNothing);
+    m_compare->addItem(tr("The program its action started from"), kCompareStart);
+    m_compare->addItem(tr("This node's first attempt"), kCompareFirst);
+    for (const Attempt& a : s.tree.attempts()) {
+        if (a.index == m_attempt || a.program.empty())
+            continue;
+        m_compare->addItem(
+            tr("Attempt %1 of %2: %3%4")
+                .arg(a.index)
+                .arg(q(a.node), a.evaluated ? q(std::string(verdictName(a.evaluation.status))) : tr("not evaluated"),
+                    a.passed() ? tr(", J %1").arg(number(a.score(), 1)) : QString()),
+            a.index);
+    }
+    const int row = chosen.isValid() ? m_compare->findData(chosen) : -1;
+    m_compare->setCurrentIndex(row >= 0 ? row : 0);
+}
+
+std::optional<int> NodeInspector::comparedAttempt(QString* missing) const
+{
+    const SearchState& s = m_document.state();
+    const Attempt* a = s.tree.attempt(m_attempt);
+    const int choice = m_compare->currentData().toInt();
+    if (!a || choice == kCompareNothing)
+        return std::nullopt;
+    if (choice == kCompareStart) {
+        const auto start = startingAttempt(s, a->node);
+        if (!start)
+            *missing = tr("The action started from the task alone: there is no earlier program to compare with.");
+        return start;
+    }
+    if (choice == kCompareFirst) {
+        const SearchNode* n = s.tree.find(a->node);
+        for (int i : n ? n->attempts : std::vector<int> {})
+            if (!s.tree.attempt(i)->program.empty())
+                return i == m_attempt ? std::optional<int>() : std::optional<int>(i);
+        return std::nullopt;
+    }
+    return choice;
 }
 
 void NodeInspector::fillCode()
@@ -295,39 +376,39 @@ void NodeInspector::fillCode()
     const SearchState& s = m_document.state();
     const Attempt* a = s.tree.attempt(m_attempt);
     if (!a || a->program.empty()) {
-        m_code->setPlainText(a ? tr("This attempt has no program: %1").arg(q(a->problem)) : QString());
+        m_compareSummary->clear();
+        m_code->showMessage(a ? tr("This attempt has no program: %1").arg(q(a->problem)) : QString());
         return;
     }
+    const Language language = m_document.config().candidateLanguage();
     const std::string program = m_document.programSource(a->program);
-    if (!m_diff->isChecked()) {
-        m_code->setHtml(QStringLiteral("<pre>%1</pre>").arg(q(program).toHtmlEscaped()));
+    // A file's last newline ends its last line; it does not start another.
+    QString shown = q(program);
+    if (shown.endsWith(u'\n'))
+        shown.chop(1);
+    QString missing;
+    const std::optional<int> other = comparedAttempt(&missing);
+    const Attempt* base = other ? s.tree.attempt(*other) : nullptr;
+    if (!base || base->program.empty()) {
+        const bool first = m_compare->currentData().toInt() == kCompareFirst;
+        m_compareSummary->setText(!missing.isEmpty() ? missing
+                : first                              ? tr("This is the node's first attempt with a program.")
+                                                     : tr("Attempt %1, %2 of %3.")
+                              .arg(a->index)
+                              .arg(lines(static_cast<int>(shown.count(u'\n')) + 1))
+                              .arg(q(std::string(languageName(language)))));
+        m_code->showProgram(shown, language);
         return;
     }
-    const auto start = startingAttempt(s, a->node);
-    const Attempt* base = start ? s.tree.attempt(*start) : nullptr;
-    if (!base) {
-        m_code->setHtml(tr("<p>The action started from the task alone: there is no earlier program to compare "
-                           "with.</p>")
-            + QStringLiteral("<pre>%1</pre>").arg(q(program).toHtmlEscaped()));
-        return;
-    }
-    QString html = tr("<p>Against the program of %1 (attempt %2, J %3):</p><pre>")
-                       .arg(q(base->node))
-                       .arg(base->index)
-                       .arg(number(base->score(), 1));
-    const std::string diff = unifiedDiff(m_document.programSource(base->program), program);
-    if (diff.empty())
-        html += tr("(identical)");
-    std::istringstream lines(diff);
-    for (std::string line; std::getline(lines, line);) {
-        const QString text = q(line).toHtmlEscaped();
-        const char op = line.empty() ? ' ' : line[0];
-        html += op == '+' ? QStringLiteral("<span style='background:#e6ffec'>%1</span>\n").arg(text)
-            : op == '-'   ? QStringLiteral("<span style='background:#ffebe9'>%1</span>\n").arg(text)
-            : op == '@'   ? QStringLiteral("<span style='color:#6f42c1'>%1</span>\n").arg(text)
-                          : text + u'\n';
-    }
-    m_code->setHtml(html + QStringLiteral("</pre>"));
+    m_code->showDiff(diffLines(m_document.programSource(base->program), program), language);
+    m_compareSummary->setText(
+        tr("Against the program of %1 (attempt %2%3): %4 added, %5 removed%6.")
+            .arg(q(base->node))
+            .arg(base->index)
+            .arg(base->passed() ? tr(", J %1").arg(number(base->score(), 1)) : QString())
+            .arg(lines(m_code->addedLines()))
+            .arg(lines(m_code->removedLines()))
+            .arg(m_code->addedLines() + m_code->removedLines() == 0 ? tr(" (identical)") : QString()));
 }
 
 void NodeInspector::fillExchanges()

@@ -2,7 +2,8 @@
 
 #include <QWidget>
 
-class QCheckBox;
+#include <optional>
+
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -15,11 +16,13 @@ class QTextBrowser;
 
 namespace ks::ui {
 
+class CodeView;
 class SearchDocument;
 
 // Everything about one node: its intent and rationale, V with every change (who, why, when),
-// its attempts with their verdicts and per-workload numbers, each program with a diff against
-// the program its action started from, and the LLM exchanges that created or edited it.
+// its attempts with their verdicts and per-workload numbers, each program coloured for its
+// language with a diff against the program its action started from, the node's first attempt
+// or any other attempt, and the LLM exchanges that created or edited it.
 class NodeInspector : public QWidget
 {
     Q_OBJECT
@@ -31,6 +34,12 @@ public slots:
     void showNode(const QString& id);
     void showAttempt(int index); // an attempt of the shown node: its workloads, log and program
 
+public:
+    // What the shown program is compared with: nothing, the program the action started from, the
+    // node's first attempt, or attempt `attempt` of the session.
+    enum class Compare { Nothing, Start, FirstAttempt, Attempt };
+    void compareWith(Compare what, int attempt = -1);
+
 signals:
     // "Run compute-sanitizer" on the shown attempt; `tool` is a SanitizerTool.
     void sanitizeRequested(int attempt, int tool);
@@ -39,6 +48,8 @@ private:
     void refresh();
     void fillAttempts();
     void fillCode();
+    void fillCompareChoices();
+    std::optional<int> comparedAttempt(QString* missing) const;
     void fillExchanges();
 
     const SearchDocument& m_document;
@@ -55,8 +66,9 @@ private:
     QPlainTextEdit* m_log;
     QComboBox* m_sanitizerTool;
     QPushButton* m_sanitize;
-    QCheckBox* m_diff;
-    QTextBrowser* m_code;
+    QComboBox* m_compare;
+    QLabel* m_compareSummary;
+    CodeView* m_code;
     QListWidget* m_exchangeList;
     QTextBrowser* m_exchange;
 };
