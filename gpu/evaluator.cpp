@@ -504,7 +504,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     const CompileCache::Result& candidate = compiled[0];
     e.compileCached = candidate.cached;
     for (const auto& k : candidate.compile.resources)
-        e.resources.push_back({k.kernel, k.registers, k.sharedBytes, k.spillStoreBytes + k.spillLoadBytes});
+        e.resources.push_back(
+            {k.kernel, k.registers, k.sharedBytes, k.spillStoreBytes + k.spillLoadBytes, k.stackBytes});
 
     if (!m_prepared) {
         for (const int i : {refIndex, gpuRefIndex, baseIndex})
@@ -793,8 +794,9 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
     }
     e.log += failures + table;
     for (const auto& k : e.resources)
-        e.log += "kernel " + k.kernel.substr(0, 60) + ": " + std::to_string(k.registers) + " registers, "
-            + std::to_string(k.sharedBytes) + " B shared, " + std::to_string(k.spillBytes) + " B spilled\n";
+        e.log += "kernel " + kernelDisplayName(k.kernel).substr(0, 60) + ": " + std::to_string(k.registers)
+            + " registers, " + std::to_string(k.sharedBytes) + " B shared, " + std::to_string(k.stackBytes)
+            + " B stack, " + std::to_string(k.spillBytes) + " B spilled\n";
 }
 
 } // namespace ks

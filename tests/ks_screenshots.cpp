@@ -4,6 +4,8 @@
 #include "testsupport.h"
 
 #include <search/strategy.h>
+#include <task/abiheader.h>
+#include <task/task.h>
 
 #include <QApplication>
 #include <QChartView>
@@ -20,6 +22,7 @@
 
 #include <algorithm>
 #include <chartspanel.h>
+#include <compiler.h>
 #include <cstdio>
 #include <mainwindow.h>
 #include <newsearchdialog.h>
@@ -150,6 +153,38 @@ bool codeShot(ui::MainWindow& window, const QString& out)
     return grab(window.inspector(), out + u"/inspector-code-diff.png") && ok;
 }
 
+// The Attempts tab with a ptxas report: the example marked CUDA, every evaluation given the report
+// nvcc really gives for the rmsnorm task's baseline.cu (compiled here; the example's own programs
+// are host C++ and have none), so the picture shows real names and figures.
+bool kernelsShot(ui::MainWindow& window, const QString& out)
+{
+    const auto loaded = loadTask(test::tasksDir() / "rmsnorm");
+    if (!loaded.task || !std::filesystem::exists(nvccPath()))
+        return false;
+    QTemporaryDir build;
+    CompileRequest req;
+    req.backend = Backend::Cuda;
+    req.source = test::tasksDir() / "rmsnorm" / "baseline.cu";
+    req.abiHeader = generateAbiHeader(loaded.task->definition);
+    req.workDir = build.path().toStdString();
+    const CompileResult compiled = compileKernel(req);
+    if (!compiled.ok)
+        return false;
+    nlohmann::json report = nlohmann::json::array();
+    for (const KernelResources& k : compiled.resources)
+        report.push_back({{"kernel", k.kernel}, {"registers", k.registers}, {"shared_bytes", k.sharedBytes},
+            {"stack_bytes", k.stackBytes}, {"spill_bytes", k.spillStoreBytes + k.spillLoadBytes}});
+    QTemporaryDir dir;
+    const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "cuda-session";
+    test::copySessionAsCuda(ui::MainWindow::exampleSession(), copy, report.dump());
+    if (!window.openSession(QString::fromStdString(copy.string()), false))
+        return false;
+    window.selectNode(QStringLiteral("n4"));
+    window.inspector()->findChild<QTabWidget*>(QStringLiteral("inspectorTabs"))->setCurrentIndex(1);
+    settle(500);
+    return grab(window.inspector(), out + u"/inspector-kernels.png");
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -172,7 +207,7 @@ int main(int argc, char** argv)
     if (mode == QLatin1String("--sanitizer-only"))
         return sanitizerShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--code-only"))
-        return codeShot(window, out) ? 0 : 1;
+        return codeShot(window, out) && kernelsShot(window, out) ? 0 : 1;
     // The New Search dialog with one of the paper's tasks chosen: the task list and its details.
     {
         ui::NewSearchDialog dialog(&window);

@@ -70,12 +70,22 @@ void copyTree(const fs::path& from, const fs::path& to)
     fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
-void copySessionAsCuda(const fs::path& from, const fs::path& to)
+void copySessionAsCuda(const fs::path& from, const fs::path& to, const std::string& resources)
 {
     copyTree(from, to);
     auto config = nlohmann::json::parse(readText(to / "session.json"));
     config["backend"] = "cuda";
     writeText(to / "session.json", config.dump(1));
+    if (resources.empty())
+        return;
+    const std::string compact = nlohmann::json::parse(resources).dump();
+    for (const char* file : {"journal.jsonl", "tree.json"}) {
+        std::string text = readText(to / file);
+        const std::string empty = "\"resources\":[]";
+        for (auto at = text.find(empty); at != std::string::npos; at = text.find(empty, at))
+            text.replace(at, empty.size(), "\"resources\":" + compact);
+        writeText(to / file, text);
+    }
 }
 
 std::string scaleDefinition(const std::string& costBytes)

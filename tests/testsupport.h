@@ -23,8 +23,10 @@ void writeText(const std::filesystem::path& path, const std::string& text);
 std::string readText(const std::filesystem::path& path);
 void copyTree(const std::filesystem::path& from, const std::filesystem::path& to);
 // A copy of the session in `from` at `to`, its session.json saying it searched CUDA kernels (the
-// window then offers what it offers CUDA attempts; nothing is run again).
-void copySessionAsCuda(const std::filesystem::path& from, const std::filesystem::path& to);
+// window then offers what it offers CUDA attempts; nothing is run again). `resources`, when not
+// empty, becomes every evaluation's ptxas report (the "resources" array of Evaluation's JSON).
+void copySessionAsCuda(
+    const std::filesystem::path& from, const std::filesystem::path& to, const std::string& resources = {});
 
 // definition.json of a small test task, y = alpha * x over float32 [n], with a cost model whose
 // byte count is `costBytes` (an expression over n).

@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include <task/abiheader.h>
+#include <task/evaluation.h>
 #include <task/task.h>
 #include <task/taskcatalog.h>
 
@@ -21,6 +22,8 @@ private slots:
     void compiles_data();
     void compiles();
     void parsesPtxasReport();
+    void kernelNamesForPeople_data();
+    void kernelNamesForPeople();
     void trimsLogs();
 };
 
@@ -74,6 +77,35 @@ void TestCudaCompile::parsesPtxasReport()
     QCOMPARE(k[0].stackBytes, 16L);
     QCOMPARE(k[0].spillStoreBytes, 8L);
     QCOMPARE(k[0].spillLoadBytes, 12L);
+}
+
+void TestCudaCompile::kernelNamesForPeople_data()
+{
+    QTest::addColumn<QString>("mangled");
+    QTest::addColumn<QString>("shown");
+    // Names as ptxas printed them for this project's own kernels.
+    QTest::newRow("plain function") << "_Z6kernelPf"
+                                    << "kernel";
+    QTest::newRow("template in an anonymous namespace")
+        << "_ZN42_GLOBAL__N__b4f10139_11_baseline_cu_ks_run13output_kernelILi64EEEv6KsArgsPKfPK6__halfS5_i"
+        << "output_kernel<64>";
+    QTest::newRow("several template arguments")
+        << "_ZN42_GLOBAL__N__b4f10139_11_baseline_cu_ks_run23project_resident_kernelILi5ELi128ELb1EEEv6KsArgsPK6__"
+           "halfS4_iPS2_S5_S5_"
+        << "project_resident_kernel<5, 128, true>";
+    QTest::newRow("namespace kept") << "_ZN2ks5scaleEPfi"
+                                    << "ks::scale";
+    QTest::newRow("extern C, not mangled") << "ks_scale_kernel"
+                                           << "ks_scale_kernel";
+    QTest::newRow("not a valid mangling") << "_Zxyz"
+                                          << "_Zxyz";
+}
+
+void TestCudaCompile::kernelNamesForPeople()
+{
+    QFETCH(QString, mangled);
+    QFETCH(QString, shown);
+    QCOMPARE(QString::fromStdString(kernelDisplayName(mangled.toStdString())), shown);
 }
 
 void TestCudaCompile::trimsLogs()

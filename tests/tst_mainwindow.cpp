@@ -43,6 +43,7 @@ private slots:
     void historySliderReplays();
     void newSearchOffersTheBackendsLanguages();
     void sanitizerIsOfferedOnCudaAttempts();
+    void inspectorShowsKernelResources();
     void inspectorComparesPrograms_data();
     void inspectorComparesPrograms();
 };
@@ -224,6 +225,46 @@ void TestMainWindow::sanitizerIsOfferedOnCudaAttempts()
     if (computeSanitizerPath().empty()) // CI: the evaluator says why, naming what is missing
         QVERIFY2(report.contains(u"compute-sanitizer was not found"_qs), qPrintable(report));
     QVERIFY(window.statusBar()->currentMessage().contains(u"attempt"_qs));
+}
+
+// The Attempts tab's ptxas report: hidden for host programs (there is none), one row per kernel
+// for CUDA ones, names demangled (the mangled name in the tooltip), spills marked.
+void TestMainWindow::inspectorShowsKernelResources()
+{
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    window.selectNode(u"n1"_qs);
+    auto* view = window.inspector()->findChild<QTableView*>(u"kernelTable"_qs);
+    QVERIFY(view);
+    QAbstractItemModelTester tester(view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(view->model()->rowCount(), 0);
+    QVERIFY(view->isHidden()); // on the Attempts tab, which is not the one shown
+
+    QTemporaryDir dir;
+    const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "cuda-session";
+    test::copySessionAsCuda(ui::MainWindow::exampleSession(), copy,
+        R"([{"kernel": "_ZN42_GLOBAL__N__b4f10139_11_baseline_cu_ks_run13output_kernelILi64EEEv6KsArgsPKfPK6__halfS5_i",
+             "registers": 168, "shared_bytes": 512, "stack_bytes": 0, "spill_bytes": 0},
+            {"kernel": "ks_scale", "registers": 255, "shared_bytes": 0, "stack_bytes": 48, "spill_bytes": 24}])");
+    QVERIFY(window.openSession(QString::fromStdString(copy.string()), false));
+    window.selectNode(u"n1"_qs);
+    QAbstractItemModelTester copyTester(view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(!view->isHidden());
+    const QAbstractItemModel* m = view->model();
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(m->index(0, 0).data().toString(), u"output_kernel<64>"_qs);
+    QVERIFY(m->index(0, 0).data(Qt::ToolTipRole).toString().startsWith(u"_ZN42_GLOBAL"_qs));
+    QCOMPARE(m->index(0, 1).data().toString(), u"168"_qs);
+    QCOMPARE(m->index(0, 2).data().toString(), u"512"_qs);
+    QCOMPARE(m->index(1, 0).data().toString(), u"ks_scale"_qs);
+    QCOMPARE(m->index(1, 3).data().toString(), u"48"_qs);
+    QCOMPARE(m->index(1, 4).data().toString(), u"24"_qs);
+    QVERIFY(m->index(1, 4).data(Qt::ForegroundRole).isValid()); // spills stand out
+    QVERIFY(!m->index(0, 4).data(Qt::ForegroundRole).isValid());
+    // The node's header names its best attempt and that attempt's latency.
+    const QString header = window.inspector()->findChild<QLabel*>(u"inspectorHeader"_qs)->text();
+    QVERIFY2(header.contains(u"best J"_qs) && header.contains(u" us)"_qs), qPrintable(header));
 }
 
 Q_DECLARE_METATYPE(ks::ui::NodeInspector::Compare)

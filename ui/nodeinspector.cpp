@@ -101,6 +101,14 @@ NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
     m_workloads->setHorizontalHeaderLabels({tr("Workload"), tr("Status"), tr("Latency (us)"), tr("Baseline (us)"),
         tr("Speedup"), tr("Roofline"), tr("Max abs err")});
     makeTable(m_workloads, QStringLiteral("workloadTable"), attemptPage);
+    m_kernels = new QStandardItemModel(0, 5, this);
+    m_kernels->setHorizontalHeaderLabels(
+        {tr("Kernel"), tr("Registers"), tr("Shared (B)"), tr("Stack (B)"), tr("Spills (B)")});
+    m_kernelView = makeTable(m_kernels, QStringLiteral("kernelTable"), attemptPage);
+    m_kernelView->setToolTip(tr("What ptxas reported for each kernel of the program (nvcc -Xptxas -v)"));
+    // The figures are short; the names get what is left.
+    m_kernelView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_kernelView->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     auto* tools = new QWidget(attemptPage);
     auto* toolsLayout = new QHBoxLayout(tools);
     toolsLayout->setContentsMargins(0, 0, 0, 0);
@@ -219,7 +227,10 @@ void NodeInspector::refresh()
         QStringLiteral("<b>%1</b> &nbsp; <span style='color:%2'>%3</span> &nbsp; V %4 &nbsp; %5 &nbsp; "
                        "parent %6 &nbsp; created by %7 in round %8")
             .arg(m_node, statusColor(*n, s).name(), q(std::string(nodeStatusName(n->status))), number(n->value(), 2),
-                best ? tr("best J %1").arg(number(best->score(), 1))
+                best ? tr("best J %1 (attempt %2, %3 us)")
+                           .arg(number(best->score(), 1))
+                           .arg(best->index)
+                           .arg(number(best->evaluation.latencyMicros, 2))
                      : (n->status == NodeStatus::Closed ? tr("nothing passed") : QString()),
                 n->parent.empty() ? QStringLiteral("-") : q(n->parent),
                 q(std::string(authorName(n->createdBy))).replace(u'_', u' '))
@@ -301,6 +312,7 @@ void NodeInspector::showAttempt(int index)
         }
         m_log->setPlainText(a->evaluated ? q(a->evaluation.log) : tr("Not evaluated: %1").arg(q(a->problem)));
     }
+    fillKernels(a);
     fillCompareChoices();
     fillCode();
 }
@@ -369,6 +381,24 @@ std::optional<int> NodeInspector::comparedAttempt(QString* missing) const
         return std::nullopt;
     }
     return choice;
+}
+
+void NodeInspector::fillKernels(const Attempt* a)
+{
+    m_kernels->removeRows(0, m_kernels->rowCount());
+    if (a)
+        for (const KernelResourceUsage& k : a->evaluation.resources) {
+            QStandardItem* name = cell(q(kernelDisplayName(k.kernel)));
+            name->setToolTip(q(k.kernel));
+            QStandardItem* spills = cell(QString::number(k.spillBytes), static_cast<qlonglong>(k.spillBytes));
+            if (k.spillBytes > 0)
+                spills->setForeground(verdictColor(Verdict::IncorrectNumerical));
+            m_kernels->appendRow({name, cell(QString::number(k.registers), k.registers),
+                cell(QString::number(k.sharedBytes), static_cast<qlonglong>(k.sharedBytes)),
+                cell(QString::number(k.stackBytes), static_cast<qlonglong>(k.stackBytes)), spills});
+        }
+    // Only CUDA builds have a ptxas report; elsewhere the table would only ever be empty.
+    m_kernelView->setVisible(m_kernels->rowCount() > 0);
 }
 
 void NodeInspector::fillCode()

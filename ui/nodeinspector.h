@@ -14,6 +14,10 @@ class QTabWidget;
 class QTableView;
 class QTextBrowser;
 
+namespace ks {
+struct Attempt;
+}
+
 namespace ks::ui {
 
 class CodeView;
@@ -48,6 +52,7 @@ private:
     void refresh();
     void fillAttempts();
     void fillCode();
+    void fillKernels(const Attempt* attempt);
     void fillCompareChoices();
     std::optional<int> comparedAttempt(QString* missing) const;
     void fillExchanges();
@@ -63,6 +68,8 @@ private:
     QStandardItemModel* m_attempts;
     QTableView* m_attemptView;
     QStandardItemModel* m_workloads;
+    QStandardItemModel* m_kernels;
+    QTableView* m_kernelView;
     QPlainTextEdit* m_log;
     QComboBox* m_sanitizerTool;
     QPushButton* m_sanitize;

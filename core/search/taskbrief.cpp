@@ -184,8 +184,9 @@ std::string describeAttempt(const Task& task, const Attempt& a, std::size_t logC
         s += "\n";
     }
     for (const auto& r : e.resources)
-        s += "  kernel " + r.kernel + ": " + std::to_string(r.registers) + " registers, "
-            + std::to_string(r.sharedBytes) + " B shared memory, " + std::to_string(r.spillBytes) + " B spilled\n";
+        s += "  kernel " + kernelDisplayName(r.kernel) + ": " + std::to_string(r.registers) + " registers, "
+            + std::to_string(r.sharedBytes) + " B shared memory, " + std::to_string(r.stackBytes) + " B stack, "
+            + std::to_string(r.spillBytes) + " B spilled\n";
     if (e.status != Verdict::Passed && !e.log.empty())
         s += "Log:\n" + truncateUtf8(e.log, logChars) + "\n";
     return s;

@@ -1,6 +1,9 @@
 #include "evaluation.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
 
 namespace ks {
 
@@ -45,7 +48,7 @@ nlohmann::json toJson(const Evaluation& e)
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
         resources.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"shared_bytes", r.sharedBytes},
-            {"spill_bytes", r.spillBytes}});
+            {"spill_bytes", r.spillBytes}, {"stack_bytes", r.stackBytes}});
     return {{"status", verdictName(e.status)}, {"score", e.score}, {"latency_us", e.latencyMicros},
         {"baseline_latency_us", e.baselineLatencyMicros}, {"log", e.log}, {"workloads", workloads},
         {"resources", resources}, {"device", e.device}, {"copy_bandwidth_gbs", e.copyBandwidthGBs},
@@ -117,8 +120,9 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         e.workloads.push_back(std::move(we));
     }
     for (const auto& r : j.value("resources", nlohmann::json::array()))
-        e.resources.push_back({text(r, "kernel"), static_cast<int>(number(r, "registers")),
-            static_cast<long>(number(r, "shared_bytes")), static_cast<long>(number(r, "spill_bytes"))});
+        e.resources.push_back(
+            {text(r, "kernel"), static_cast<int>(number(r, "registers")), static_cast<long>(number(r, "shared_bytes")),
+                static_cast<long>(number(r, "spill_bytes")), static_cast<long>(number(r, "stack_bytes"))});
     const nlohmann::json seconds = j.value("seconds", nlohmann::json::object());
     e.compileSeconds = number(seconds, "compile");
     e.inputSeconds = number(seconds, "inputs");
@@ -132,6 +136,41 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         if (s.is_number())
             e.phases[phase] = s.get<double>();
     return e;
+}
+
+std::string kernelDisplayName(const std::string& mangled)
+{
+    int status = 0;
+    const std::unique_ptr<char, void (*)(void*)> demangled(
+        abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+    if (status != 0 || !demangled)
+        return mangled;
+    std::string name = demangled.get();
+    // The parameter list: from the '(' that matches the closing ')' at the end.
+    if (!name.empty() && name.back() == ')') {
+        int depth = 0;
+        for (std::size_t i = name.size(); i-- > 0;) {
+            depth += name[i] == ')' ? 1 : name[i] == '(' ? -1 : 0;
+            if (depth == 0) {
+                name.resize(i);
+                break;
+            }
+        }
+    }
+    for (const std::string anonymous = "(anonymous namespace)::";;) {
+        const std::size_t at = name.find(anonymous);
+        if (at == std::string::npos)
+            break;
+        name.erase(at, anonymous.size());
+    }
+    // A function template's return type: whatever precedes the last space outside <...>.
+    int angle = 0;
+    for (std::size_t i = name.size(); i-- > 0;) {
+        angle += name[i] == '>' ? 1 : name[i] == '<' ? -1 : 0;
+        if (angle == 0 && name[i] == ' ')
+            return name.substr(i + 1);
+    }
+    return name;
 }
 
 } // namespace ks

@@ -51,11 +51,18 @@ struct WorkloadEvaluation {
     bool bitwiseRepeatable = true;
 };
 
+// What ptxas reported for one kernel of a CUDA candidate (`-Xptxas -v`).
 struct KernelResourceUsage {
-    std::string kernel;
+    std::string kernel; // as ptxas names it: mangled for C++ kernels
     int registers = 0;
-    long sharedBytes = 0, spillBytes = 0;
+    long sharedBytes = 0, spillBytes = 0; // static shared memory; spill stores plus loads
+    long stackBytes = 0; // the stack frame (local arrays, spills, ABI calls)
 };
+
+// A kernel's name as a person reads it: demangled, without its parameter list, its return type
+// or the anonymous namespace ("(anonymous namespace)::scale<4>(float*, int)" -> "scale<4>");
+// a name that is not mangled comes back as it is.
+std::string kernelDisplayName(const std::string& mangled);
 
 // The observation o = (s, p, m) of one candidate.
 struct Evaluation {
