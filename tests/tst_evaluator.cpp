@@ -3,7 +3,9 @@
 #include "testsupport.h"
 
 #include <QFutureWatcher>
+#include <QScopeGuard>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -11,7 +13,9 @@
 #include <compilecache.h>
 #include <evaluator.h>
 #include <fcntl.h>
+#include <fstream>
 #include <linux/capability.h>
+#include <runner/protocol.h>
 #include <set>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -55,6 +59,9 @@ private slots:
     void evaluatorsOfADeviceShareOnePreparation();
     void harnessFailureSaysNothingOfTheCandidate();
     void expectedOutputsAreNotReadableThroughProc();
+    void candidateCannotReachTheNetwork();
+    void forkedProcessesDieWithTheRunner_data();
+    void forkedProcessesDieWithTheRunner();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(
@@ -63,6 +70,7 @@ private:
 
     QTemporaryDir m_dir;
     fs::path m_root;
+    fs::path m_lastWorkDir; // makeEvaluator's last: where its jobs' result.jsonl files are
 };
 
 void TestEvaluator::initTestCase()
@@ -81,6 +89,7 @@ std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(
     EvaluatorSettings s;
     s.backend = Backend::Host;
     s.workDir = m_root / ("work-" + std::to_string(std::rand()));
+    m_lastWorkDir = s.workDir;
     s.cacheDir = m_root / "cache";
     s.bench.maxSeconds = 0.05;
     s.runTimeout = runTimeout;
@@ -187,12 +196,27 @@ void TestEvaluator::verdicts_data()
         << withLoop("static int calls; if (calls++ > 0) return 0;", "return 0;") << "INCORRECT_NUMERICAL"
         << "wrong on a second call";
     // ksearch holds the expected outputs in memfds; a same-user process could open them through
-    // /proc/PPID/fd. It fails loudly (returns 99) if it can open any of its parent's.
-    QTest::newRow("opens its parent's buffers through /proc") << withLoop("",
-        "const std::string dir = \"/proc/\" + std::to_string(getppid()) + \"/fd\"; int opened = 0;"
-        " if (DIR* d = opendir(dir.c_str())) { while (dirent* e = readdir(d)) { if (e->d_name[0] == '.') continue;"
-        " const int fd = open((dir + \"/\" + e->d_name).c_str(), O_RDONLY); if (fd >= 0) { ++opened; close(fd); } }"
-        " closedir(d); } return opened > 0 ? 99 : 0;") << "PASSED"
+    // /proc/PID/fd. It fails loudly (returns 99) if it can open any of the evaluator's, its first
+    // ancestor that is not one of the runner's processes, found through /proc/self/stat (getppid()
+    // says 1: the init of the runner's PID namespace, which the system's /proc shows as another).
+    QTest::newRow("opens its parent's buffers through /proc") << QString::fromLatin1("#include <cstdio>\n")
+            + withLoop("",
+                "auto up = [](const std::string& pid, std::string& comm) {"
+                "  char b[512] = {}; FILE* f = fopen((\"/proc/\" + pid + \"/stat\").c_str(), \"r\");"
+                "  if (!f) return std::string();"
+                "  b[fread(b, 1, sizeof b - 1, f)] = 0; fclose(f);"
+                "  const char* l = strchr(b, '('); const char* r = strrchr(b, ')');"
+                "  if (!l || !r) return std::string();"
+                "  comm.assign(l + 1, r); return std::to_string(atoi(r + 4)); };"
+                " std::string comm, pid = up(\"self\", comm);"
+                " for (std::string c; !up(pid, c).empty() && (c == \"ksearch-runner\" || c == \"ksearch-init\");)"
+                "  pid = up(pid, c);"
+                " const std::string dir = \"/proc/\" + pid + \"/fd\"; int opened = 0;"
+                " if (DIR* d = opendir(dir.c_str())) { while (dirent* e = readdir(d)) {"
+                "  if (e->d_name[0] == '.') continue;"
+                "  const int fd = open((dir + \"/\" + e->d_name).c_str(), O_RDONLY);"
+                "  if (fd >= 0) { ++opened; close(fd); } }"
+                " closedir(d); } return opened > 0 ? 99 : 0;") << "PASSED"
                                                               << "";
     QTest::newRow("looks for an API key")
         << withLoop("", "if (std::getenv(\"OPENAI_API_KEY\")) a->y[0] += 1; return 0;") << "PASSED"
@@ -211,6 +235,18 @@ void TestEvaluator::verdicts_data()
         << withLoop("", "static int calls; if (calls++ % 2) a->y[0] = std::nextafter(a->y[0], INFINITY); return 0;")
         << "PASSED"
         << "results differ bit for bit between two calls";
+    // Hands its work to a thread of its own and returns at once; the thread writes the outputs
+    // 300 ms later (one at a time: the calls in between do nothing). The outputs are copied out
+    // when the call returns, so the first call is judged on the noise it left. Checked to fail
+    // without that when it was written: with the host backend made to wait 400 ms after each
+    // call before the outputs were copied out, this candidate PASSED.
+    QTest::newRow("defers its work to a background thread") << QString::fromLatin1(
+        "#include <atomic>\n#include <chrono>\n#include <thread>\nextern \"C\" int ks_run(const KsArgs* a, void*, "
+        "size_t, ks_stream_t) { static std::atomic<bool> busy {false}; if (!busy.exchange(true)) std::thread([k = "
+        "*a] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); for (int64_t i = 0; i < k.n; ++i) "
+        "k.y[i] = k.alpha * k.x[i]; busy = false; }).detach(); return 0; }")
+                                                            << "INCORRECT_NUMERICAL"
+                                                            << "elements outside tolerance";
 }
 
 void TestEvaluator::verdicts()
@@ -401,6 +437,139 @@ void TestEvaluator::expectedOutputsAreNotReadableThroughProc()
     };
     QVERIFY(!childReads(false));
     QVERIFY(childReads(true)); // the refusal above is the flag's doing
+}
+
+// The environment line of the runner of `job` in `workDir` (the first line of its result.jsonl):
+// whether it could cut the candidate off the network and contain the processes it starts.
+static std::optional<ksr::EnvironmentLine> runnerEnvironment(const fs::path& workDir, const std::string& job)
+{
+    std::ifstream in(workDir / job / "result.jsonl");
+    std::string line;
+    if (!std::getline(in, line))
+        return std::nullopt;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || j.value("status", "") != ksr::status::kEnvironment)
+        return std::nullopt;
+    return ksr::environmentFromJson(j);
+}
+
+// A candidate that connects to a server of the test's on loopback, then computes its outputs:
+// its runner is in a network namespace of its own (only a loopback that is down), so the
+// connection fails and the server never sees it. Where the runner could not isolate the network
+// it says so in its environment line, and the test is skipped. Checked to fail without the
+// namespace when it was written: with isolateNetwork() returning true without unshare(), the
+// server got the connection (and with it returning false, the test skipped).
+void TestEvaluator::candidateCannotReachTheNetwork()
+{
+    QTcpServer server;
+    QVERIFY2(server.listen(QHostAddress::LocalHost, 0), qPrintable(server.errorString()));
+    QSignalSpy connections(&server, &QTcpServer::newConnection);
+    auto ev = makeEvaluator();
+    const fs::path workDir = m_lastWorkDir;
+    const fs::path source = candidate("connects",
+        "#include <arpa/inet.h>\n#include <netinet/in.h>\n#include <sys/socket.h>\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    static bool tried; if (!tried) { tried = true; const int s = socket(AF_INET, SOCK_STREAM, 0);\n"
+        "        sockaddr_in to {}; to.sin_family = AF_INET; to.sin_port = htons("
+            + std::to_string(server.serverPort())
+            + ");\n"
+              "        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);\n"
+              "        connect(s, reinterpret_cast<const sockaddr*>(&to), sizeof to); close(s); }\n    "
+            + kLoop + "\n    return 0;\n}");
+    QFutureWatcher<Evaluation> watcher;
+    QSignalSpy finished(&watcher, &QFutureWatcherBase::finished);
+    watcher.setFuture(QtConcurrent::run([&] { return ev->evaluate(source); }));
+    QVERIFY(finished.wait(60000)); // the event loop runs meanwhile: a connection would be announced
+    const Evaluation e = watcher.result();
+    const auto env = runnerEnvironment(workDir, "candidate-1");
+    QVERIFY2(env.has_value(), e.log.c_str());
+    if (!env->networkIsolated)
+        QSKIP("the runner reported network_isolated: false (no network namespace allowed here), so the candidate "
+              "could reach the network");
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QCOMPARE(connections.count(), 0);
+    QVERIFY(!server.hasPendingConnections());
+    QVERIFY(!server.waitForNewConnection(0)); // nothing queued in the kernel either
+}
+
+// The processes whose name (comm) is `marker` and that are still alive (zombies are not).
+static std::vector<int> processesNamed(const std::string& marker)
+{
+    std::vector<int> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string text; // one line: pid (comm) state ...
+        std::getline(stat, text);
+        const auto open = text.find('('), close = text.rfind(')');
+        if (open == std::string::npos || close == std::string::npos || close + 2 >= text.size())
+            continue;
+        if (text.substr(open + 1, close - open - 1) == marker && text[close + 2] != 'Z' && text[close + 2] != 'X')
+            found.push_back(std::stoi(pid));
+    }
+    return found;
+}
+
+void TestEvaluator::forkedProcessesDieWithTheRunner_data()
+{
+    QTest::addColumn<QString>("child");
+    // What each forked child does before it pauses forever.
+    QTest::newRow("children in the runner's group") << QString();
+    QTest::newRow("children in sessions of their own") << QStringLiteral("setsid();");
+    // The classic daemon: a session of its own, forked again (orphaned), its descriptors closed.
+    QTest::newRow("daemons") << QStringLiteral(
+        "setsid(); if (fork() != 0) _exit(0); for (int fd = 0; fd < 1024; ++fd) close(fd);");
+}
+
+// A candidate that forks 200 children on its first call (a failed fork fails the call), each
+// renamed to a marker and pausing forever after what the row says, then computes its outputs.
+// The runner puts them in a PID namespace whose init dies with it: the evaluation ends well within
+// its limit (children that keep the runner's output pipes open no longer hold it up) and leaves
+// none of them alive. Where the runner reports no namespace (processes_contained: false) only
+// the group kill is checked: the row whose children stay in the group. Checked to fail without
+// the namespace when it was written (before containChildProcesses() existed, and again with it
+// reporting a namespace it did not make): the rows whose children keep the pipes took the whole
+// 8 s limit, and the setsid and daemon rows left 200 children alive.
+void TestEvaluator::forkedProcessesDieWithTheRunner()
+{
+    QFETCH(QString, child);
+    const std::string marker =
+        "ksfork" + std::to_string(::getpid() % 100000) + "-" + std::to_string(std::rand() % 1000);
+    const auto cleanup = qScopeGuard([&] { // whatever the outcome, none is left behind by the test
+        for (const int pid : processesNamed(marker))
+            ::kill(pid, SIGKILL);
+    });
+    const auto limit = 8s;
+    auto ev = makeEvaluator(limit);
+    const fs::path workDir = m_lastWorkDir;
+    const fs::path source = candidate(std::string("forks-") + QTest::currentDataTag(),
+        "#include <csignal>\n#include <sys/prctl.h>\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    static bool forked; if (!forked) { forked = true; for (int k = 0; k < 200; ++k) {\n"
+        "        const pid_t p = fork(); if (p < 0) return 98;\n"
+        "        if (p == 0) { "
+            + child.toStdString() + " prctl(PR_SET_NAME, \"" + marker + "\"); for (;;) pause(); } } }\n    " + kLoop
+            + "\n    return 0;\n}");
+    QFutureWatcher<Evaluation> watcher;
+    QSignalSpy finished(&watcher, &QFutureWatcherBase::finished);
+    watcher.setFuture(QtConcurrent::run([&] { return ev->evaluate(source); }));
+    QVERIFY(finished.wait(60000));
+    const Evaluation e = watcher.result();
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    const auto env = runnerEnvironment(workDir, "candidate-1");
+    QVERIFY2(env.has_value(), e.log.c_str());
+    if (!env->processesContained && !child.isEmpty())
+        QSKIP("the runner reported processes_contained: false (no PID namespace allowed here): a child that leaves "
+              "the runner's process group outlives it");
+    if (env->processesContained)
+        QVERIFY2(e.candidateSeconds < 0.5 * std::chrono::duration<double>(limit).count(),
+            qPrintable(QString::number(e.candidateSeconds)));
+    // SIGKILL is asynchronous: a child may take a moment to die. One that survived pauses forever.
+    QTRY_VERIFY2_WITH_TIMEOUT(processesNamed(marker).empty(),
+        (std::to_string(processesNamed(marker).size()) + " children named " + marker + " still alive").c_str(), 5000);
 }
 
 KS_TEST_MAIN_CORE(TestEvaluator)

@@ -151,7 +151,7 @@ void TestRunnerProtocol::malformedJobsNameTheField()
 
 void TestRunnerProtocol::resultLinesRoundTrip()
 {
-    EnvironmentLine env {true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0};
+    EnvironmentLine env {true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0, true};
     const EnvironmentLine envBack = environmentFromJson(toJson(env));
     QVERIFY2(toJson(envBack) == toJson(env), toJson(envBack).dump().c_str());
     QCOMPARE(toJson(env)["status"].get<std::string>(), std::string(status::kEnvironment));

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -40,6 +43,103 @@ bool isolateNetwork(bool allowUserNamespace)
     if (::unshare(CLONE_NEWNET) == 0)
         return true;
     return allowUserNamespace && ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
+}
+
+// Closes every descriptor but `keep` (-1: none) in a process that holds no candidate code.
+void closeAllBut(int keep)
+{
+#ifdef SYS_close_range
+    const auto below = static_cast<unsigned>(keep), above = static_cast<unsigned>(keep) + 1;
+    if ((keep <= 0 || ::syscall(SYS_close_range, 0U, below - 1, 0U) == 0)
+        && ::syscall(SYS_close_range, keep < 0 ? 0U : above, ~0U, 0U) == 0)
+        return;
+#endif
+    for (int fd = 0; fd < 65536; ++fd)
+        if (fd != keep)
+            ::close(fd);
+}
+
+// Ends this process as the wait status `status` says: the same exit code, or the same signal.
+[[noreturn]] void endAs(int status)
+{
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        ::signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+        ::raise(sig);
+        ::_exit(128 + sig);
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : kExitEnvironment);
+}
+
+// Everything the candidate starts lives in a PID namespace whose init is a process of the
+// runner's that runs no candidate code. When a namespace's init ends, the kernel kills every
+// process in it, whichever session or group it moved to (setsid, a daemon's double fork), and
+// nothing in the namespace can kill its init. Three processes, because the process that calls
+// unshare(CLONE_NEWPID) may no longer create threads (an OpenMP candidate does):
+//   the runner ksearch started (its group's leader) unshares and forks the init; it only waits
+//   and ends as the job ends (same exit code or signal, which the init passes it on a pipe);
+//   the init (process 1 of the namespace, in the runner's group, dies with the runner) forks the
+//   job's process, reaps whatever is orphaned in the namespace, and reports the job's end;
+//   the job's process, which returns from here and does everything else.
+// Killing the runner's group (ksearch's timeout and end of a job) therefore ends the namespace,
+// and so does the job's own end. Needs CAP_SYS_ADMIN in the runner's user namespace: root, or the
+// user namespace the host backend made for the network. False where it cannot be had: the
+// runner goes on alone, and only the group kill ends what the candidate forks.
+bool containChildProcesses()
+{
+    int report[2] = {-1, -1};
+    if (::pipe(report) != 0)
+        return false;
+    if (::unshare(CLONE_NEWPID) != 0) {
+        ::close(report[0]);
+        ::close(report[1]);
+        return false;
+    }
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); // neither of the two above the job can be traced by its processes
+    const pid_t init = ::fork();
+    if (init < 0) { // this process can no longer create threads: no job here
+        std::cerr << "ksearch-runner: fork after unshare(CLONE_NEWPID): " << std::strerror(errno) << "\n";
+        std::_Exit(kExitEnvironment);
+    }
+    if (init > 0) { // the runner ksearch started: waits, then ends as the job did
+        closeAllBut(report[0]);
+        int jobStatus = 0, initStatus = 0;
+        const bool reported = ::read(report[0], &jobStatus, sizeof jobStatus) == sizeof jobStatus;
+        while (::waitpid(init, &initStatus, 0) < 0 && errno == EINTR) { }
+        endAs(reported ? jobStatus : initStatus);
+    }
+    // The init. It dies with the runner; before this prctl only a kill of the whole group could
+    // have ended the runner, and that reaches the init too.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    ::close(report[0]);
+    const pid_t job = ::fork();
+    if (job < 0) {
+        const int status = kExitEnvironment << 8; // as exit(kExitEnvironment)
+        std::cerr << "ksearch-runner: fork in the PID namespace: " << std::strerror(errno) << "\n";
+        [[maybe_unused]] auto n = ::write(report[1], &status, sizeof status);
+        ::_exit(kExitEnvironment);
+    }
+    if (job == 0) {
+        ::close(report[1]);
+        ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); // as a runner without the namespace
+        return true;
+    }
+    ::prctl(PR_SET_NAME, "ksearch-init", 0, 0, 0);
+    closeAllBut(report[1]); // the runner's output pipes close when the job's process closes them
+    for (;;) {
+        int status = 0;
+        const pid_t ended = ::waitpid(-1, &status, 0);
+        if (ended == job) {
+            [[maybe_unused]] auto n = ::write(report[1], &status, sizeof status);
+            ::_exit(0); // and the kernel kills what is left in the namespace
+        }
+        if (ended < 0 && errno != EINTR)
+            ::_exit(kExitEnvironment);
+    }
 }
 
 // Before the kernel is loaded: no capabilities (a runner started by root would otherwise read the
@@ -62,6 +162,7 @@ double monotonicSeconds()
 struct ReadyBackend {
     std::unique_ptr<ksr::Backend> backend;
     bool networkIsolated = false;
+    bool processesContained = false;
     double startupSeconds = 0.0; // from exec to here
     double readyMonotonic = 0.0;
     int failure = kExitOk; // the exit code when there is no backend
@@ -73,6 +174,8 @@ ReadyBackend prepareBackend(const std::string& name, bool underTool = false)
 {
     ReadyBackend ready;
     ready.networkIsolated = !underTool && isolateNetwork(name == "host");
+    // The host backend only: a CUDA runner in a PID namespace has not been tried on a GPU yet.
+    ready.processesContained = name == "host" && !underTool && containChildProcesses();
     if (name == "host") {
         ready.backend = ksr::makeHostBackend();
     } else if (name == "cuda") {
@@ -115,6 +218,7 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     };
     ksr::EnvironmentLine env;
     env.networkIsolated = ready.networkIsolated;
+    env.processesContained = ready.processesContained;
     env.startupSeconds = ready.startupSeconds;
     env.readyMonotonicSeconds = ready.readyMonotonic;
     if (job.bench.enabled && job.measureDevice) {

@@ -328,12 +328,16 @@ struct EnvironmentLine {
     std::string device;
     std::size_t l2Bytes = 0;
     double copyBandwidthGBs = 0.0; // read + write bytes per second of a device copy
+    // Whether the processes the candidate forks live in a PID namespace that ends with the runner
+    // (none outlives it), or only in its process group (a child that leaves the group does).
+    bool processesContained = false;
 };
 
 inline nlohmann::json toJson(const EnvironmentLine& e)
 {
     nlohmann::json j {{"id", ""}, {"status", status::kEnvironment}, {"network_isolated", e.networkIsolated},
-        {"startup_s", e.startupSeconds}, {"ready_monotonic_s", e.readyMonotonicSeconds}};
+        {"startup_s", e.startupSeconds}, {"ready_monotonic_s", e.readyMonotonicSeconds},
+        {"processes_contained", e.processesContained}};
     if (!e.device.empty())
         j.update({{"device", e.device}, {"l2_bytes", e.l2Bytes}, {"copy_bandwidth_gbs", e.copyBandwidthGBs}});
     return j;
@@ -343,7 +347,7 @@ inline EnvironmentLine environmentFromJson(const nlohmann::json& j)
 {
     return {j.value("network_isolated", false), j.value("startup_s", 0.0), j.value("ready_monotonic_s", 0.0),
         j.value("device", std::string()), detail::countOr<std::size_t>(j, "l2_bytes", 0),
-        j.value("copy_bandwidth_gbs", 0.0)};
+        j.value("copy_bandwidth_gbs", 0.0), j.value("processes_contained", false)};
 }
 
 // ------------------------------------------------------------------ the handoff socket
