@@ -13,6 +13,7 @@
 #include <QDialog>
 #include <QDir>
 #include <QDockWidget>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QScreen>
 #include <QSignalSpy>
@@ -150,7 +151,13 @@ bool codeShot(ui::MainWindow& window, const QString& out)
     bool ok = grab(window.inspector(), out + u"/inspector-code.png");
     window.inspector()->compareWith(ui::NodeInspector::Compare::Start);
     settle(500);
-    return grab(window.inspector(), out + u"/inspector-code-diff.png") && ok;
+    ok = grab(window.inspector(), out + u"/inspector-code-diff.png") && ok;
+    // The Nodes filter: the table keeps the matching rows, the graph dims the rest.
+    window.nodeFilter()->setText(QStringLiteral("unroll"));
+    settle(500);
+    ok = grab(&window, out + u"/node-filter.png") && ok;
+    window.nodeFilter()->clear();
+    return ok;
 }
 
 // The Attempts tab with a ptxas report: the example marked CUDA, every evaluation given the report

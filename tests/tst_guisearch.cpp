@@ -76,10 +76,25 @@ void TestGuiSearch::aShortSearchFillsEveryView()
     ui::MainWindow window;
     window.show();
     QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    QSignalSpy notices(&window, &ui::MainWindow::notified);
     QVERIFY(window.startSearch(fs::path(m_dir.path().toStdString()) / "short", config(5)));
     QVERIFY(finished.wait(180000));
     const SearchState& s = window.document().state();
     QCOMPARE(s.evaluations, 5);
+    // A notice for each new best kernel of the live run (the first passed attempt is one) and one
+    // for its end, which names the best.
+    QVERIFY(notices.count() >= 2);
+    QCOMPARE(notices.first().at(0).toString(), u"New best kernel"_qs);
+    QCOMPARE(notices.last().at(0).toString(), u"The search finished"_qs);
+    const Attempt& best = *s.tree.attempt(*s.tree.bestAttempt());
+    QVERIFY2(notices.last().at(1).toString().contains(QString::fromStdString(best.node)),
+        qPrintable(notices.last().at(1).toString()));
+    QVERIFY2(notices.at(notices.count() - 2)
+                 .at(1)
+                 .toString()
+                 .startsWith(
+                     u"J "_qs + QString::number(best.score(), 'f', 1) + u" on "_qs + QString::fromStdString(best.node)),
+        qPrintable(notices.at(notices.count() - 2).at(1).toString()));
     QTRY_COMPARE(window.graph()->itemCount(), s.tree.nodeCount());
     QCOMPARE(window.findChild<QTableView*>(u"nodeTable"_qs)->model()->rowCount(), s.tree.nodeCount());
     QCOMPARE(window.findChild<QListView*>(u"eventLog"_qs)->model()->rowCount(),

@@ -8,6 +8,7 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QDialog>
+#include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
@@ -15,6 +16,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScatterSeries>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QStatusBar>
 #include <QTableView>
@@ -27,6 +29,7 @@
 #include <mainwindow.h>
 #include <newsearchdialog.h>
 #include <nodeinspector.h>
+#include <nodetablemodel.h>
 #include <sanitizer.h>
 #include <treegraphview.h>
 
@@ -44,6 +47,10 @@ private slots:
     void newSearchOffersTheBackendsLanguages();
     void sanitizerIsOfferedOnCudaAttempts();
     void inspectorShowsKernelResources();
+    void filterNarrowsTableAndGraph_data();
+    void filterNarrowsTableAndGraph();
+    void keyboardWalksTheTree_data();
+    void keyboardWalksTheTree();
     void inspectorComparesPrograms_data();
     void inspectorComparesPrograms();
 };
@@ -78,7 +85,9 @@ void TestMainWindow::opensTheExample()
     QAbstractItemModelTester logTester(log->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     window.show();
     QVERIFY(!ui::MainWindow::exampleSession().empty());
+    QSignalSpy notices(&window, &ui::MainWindow::notified);
     QVERIFY(window.openExample());
+    QCOMPARE(notices.count(), 0); // a session opened is not news: its best and its end are old
     // The example says how it was made, above the tree.
     const auto* sessionLabel = window.findChild<QLabel*>(u"sessionLabel"_qs);
     QVERIFY(sessionLabel->isVisible());
@@ -265,6 +274,93 @@ void TestMainWindow::inspectorShowsKernelResources()
     // The node's header names its best attempt and that attempt's latency.
     const QString header = window.inspector()->findChild<QLabel*>(u"inspectorHeader"_qs)->text();
     QVERIFY2(header.contains(u"best J"_qs) && header.contains(u" us)"_qs), qPrintable(header));
+}
+
+void TestMainWindow::filterNarrowsTableAndGraph_data()
+{
+    QTest::addColumn<QString>("filter");
+    QTest::addColumn<QStringList>("nodes"); // the table's rows, by id; the graph dims every other node
+    // The example: root, n1..n11; n3 pruned, n10 and n11 open; n2's only attempt did not compile,
+    // n6 has one attempt with wrong results; n5, n7, n10, n11 unroll the k loop.
+    QTest::newRow("nothing typed") << "" << QStringList();
+    QTest::newRow("a status") << "pruned" << QStringList({u"n3"_qs});
+    QTest::newRow("a verdict, any case") << "Compile_Error" << QStringList({u"n2"_qs});
+    QTest::newRow("another verdict") << "incorrect_numerical" << QStringList({u"n6"_qs});
+    QTest::newRow("every word must match") << "unroll open" << QStringList({u"n10"_qs, u"n11"_qs});
+    QTest::newRow("matches nothing") << "no-such-word" << QStringList({u"-"_qs});
+}
+
+// The Nodes dock's filter over intents, statuses and verdicts: the table keeps the matching rows,
+// the graph draws the others faint, and clearing it brings everything back.
+void TestMainWindow::filterNarrowsTableAndGraph()
+{
+    QFETCH(QString, filter);
+    QFETCH(QStringList, nodes);
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    auto* table = window.findChild<QTableView*>(u"nodeTable"_qs);
+    QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const int all = window.document().state().tree.nodeCount();
+    window.nodeFilter()->setText(filter);
+    QStringList shown;
+    for (int r = 0; r < table->model()->rowCount(); ++r)
+        shown << table->model()->index(r, 0).data(ui::NodeTableModel::NodeIdRole).toString();
+    shown.sort();
+    if (filter.isEmpty()) {
+        QCOMPARE(shown.size(), all);
+        QCOMPARE(window.graph()->dimmedCount(), 0);
+        return;
+    }
+    if (nodes == QStringList({u"-"_qs}))
+        nodes.clear();
+    nodes.sort();
+    QCOMPARE(shown, nodes);
+    QCOMPARE(window.graph()->dimmedCount(), all - static_cast<int>(nodes.size()));
+    window.nodeFilter()->clear();
+    QCOMPARE(table->model()->rowCount(), all);
+    QCOMPARE(window.graph()->dimmedCount(), 0);
+}
+
+void TestMainWindow::keyboardWalksTheTree_data()
+{
+    QTest::addColumn<QString>("from");
+    QTest::addColumn<int>("key");
+    QTest::addColumn<QString>("to");
+    // The example's tree: root -> n1, n2, n3; n1 -> n4, n5; n4 -> n6 -> n7 -> n8 -> n10.
+    QTest::newRow("up to the parent") << "n4" << int(Qt::Key_Up) << "n1";
+    QTest::newRow("the root has none") << "root" << int(Qt::Key_Up) << "root";
+    QTest::newRow("down to the first child") << "n1" << int(Qt::Key_Down) << "n4";
+    QTest::newRow("a leaf has none") << "n10" << int(Qt::Key_Down) << "n10";
+    QTest::newRow("right to the next sibling") << "n4" << int(Qt::Key_Right) << "n5";
+    QTest::newRow("left to the one before") << "n2" << int(Qt::Key_Left) << "n1";
+    QTest::newRow("the last sibling stays") << "n3" << int(Qt::Key_Right) << "n3";
+    // Opening a session selects the node of its best kernel (n8 in the example).
+    QTest::newRow("from the node the session opens on") << "" << int(Qt::Key_Down) << "n10";
+}
+
+// Arrows on the graph move the selection through the tree, and the inspector follows; Enter
+// brings the inspector forward on the selected node.
+void TestMainWindow::keyboardWalksTheTree()
+{
+    QFETCH(QString, from);
+    QFETCH(int, key);
+    QFETCH(QString, to);
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openExample());
+    if (!from.isEmpty())
+        window.selectNode(from);
+    window.graph()->setFocus();
+    QTest::keyClick(window.graph(), static_cast<Qt::Key>(key));
+    QCOMPARE(window.graph()->selectedNode(), to);
+    QCOMPARE(window.inspector()->node(), to);
+    auto* dock = window.findChild<QDockWidget*>(u"inspectorDock"_qs);
+    dock->hide();
+    QTest::keyClick(window.graph(), Qt::Key_Return);
+    QVERIFY(dock->isVisible());
+    QCOMPARE(window.inspector()->node(), to);
 }
 
 Q_DECLARE_METATYPE(ks::ui::NodeInspector::Compare)

@@ -1,5 +1,6 @@
 #include "testmain.h"
 
+#include <QCheckBox>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -19,6 +20,7 @@ class TestSettingsDialog : public QObject
 private slots:
     void evaluatorsTab_data();
     void evaluatorsTab();
+    void notificationsAreASetting();
 };
 
 void TestSettingsDialog::evaluatorsTab_data()
@@ -87,6 +89,26 @@ void TestSettingsDialog::evaluatorsTab()
     } else {
         QVERIFY2(shown.contains(refusal), qPrintable(shown));
         QCOMPARE(ui::Settings::get(ui::settings::workerCommands), QStringList {u"before"_qs});
+    }
+}
+
+// The notices of a live search can be turned off, and the dialog shows what is stored.
+void TestSettingsDialog::notificationsAreASetting()
+{
+    ui::Settings::set(ui::settings::localWorkers, 1); // a valid Evaluators tab, whatever ran before
+    ui::Settings::set(ui::settings::workerCommands, QStringList());
+    ui::Settings::set(ui::settings::gpus, QString());
+    ui::Settings::set(ui::settings::slurm, QString());
+    for (const bool on : {false, true}) {
+        ui::Settings::set(ui::settings::notifications, !on);
+        ui::SettingsDialog dialog;
+        auto* box = dialog.findChild<QCheckBox*>(u"notifications"_qs);
+        QVERIFY(box);
+        QCOMPARE(box->isChecked(), !on);
+        box->setChecked(on);
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        QCOMPARE(ui::Settings::get(ui::settings::notifications), on);
     }
 }
 

@@ -3,6 +3,7 @@
 #include "chartspanel.h"
 #include "eventlogmodel.h"
 #include "manualanswerdialog.h"
+#include "nodefilter.h"
 #include "nodeinspector.h"
 #include "nodetablemodel.h"
 #include "sanitizerrun.h"
@@ -20,6 +21,7 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -27,7 +29,6 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSlider>
-#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -120,6 +121,15 @@ MainWindow::MainWindow(QWidget* parent)
 
     connect(m_graph, &TreeGraphView::nodeSelected, this, &MainWindow::selectNode);
     connect(m_graph, &TreeGraphView::nodeContextMenu, this, &MainWindow::showNodeMenu);
+    connect(m_graph, &TreeGraphView::nodeActivated, this, [this](const QString& id) {
+        selectNode(id);
+        if (auto* dock = findChild<QDockWidget*>(QStringLiteral("inspectorDock"))) {
+            dock->show();
+            dock->raise();
+        }
+        m_inspector->setFocus(Qt::ShortcutFocusReason);
+    });
+    connect(&m_document, &SearchDocument::attemptAdded, this, &MainWindow::noticeAttempt);
     connect(&m_document, &SearchDocument::progressChanged, this, &MainWindow::updateStatus);
     connect(&m_document, &SearchDocument::eventShown, this, [this](const SearchEvent& e) {
         if (std::holds_alternative<ev::Exchange>(e->body))
@@ -133,7 +143,13 @@ MainWindow::MainWindow(QWidget* parent)
         updateHistory();
     });
     connect(&m_controller, &RunController::finished, this, [this](const QString& reason) {
-        statusBar()->showMessage(tr("The run finished: %1").arg(reason));
+        const auto best = m_document.state().bestAttempt();
+        notify(tr("The search finished"),
+            reason
+                + (best ? tr("; best J %1 on %2")
+                              .arg(QString::number(m_document.state().tree.attempt(*best)->score(), 'f', 1),
+                                  q(m_document.state().tree.attempt(*best)->node))
+                        : tr("; nothing passed")));
         updateActions();
     });
     connect(&m_controller, &RunController::halted, this, [this](const QString& why) {
@@ -193,9 +209,18 @@ void MainWindow::createDocks()
     connect(m_sanitizerRun, &SanitizerRun::finished, this, &MainWindow::showSanitizerReport);
 
     m_tableModel = new NodeTableModel(m_document, this);
-    m_tableProxy = new QSortFilterProxyModel(this);
+    m_tableProxy = new NodeFilterProxy(m_document, this);
     m_tableProxy->setSourceModel(m_tableModel);
-    m_tableProxy->setSortRole(Qt::UserRole);
+    auto* nodes = new QWidget(this);
+    auto* nodesLayout = new QVBoxLayout(nodes);
+    nodesLayout->setContentsMargins(4, 4, 4, 4);
+    m_filter = new QLineEdit(nodes);
+    m_filter->setObjectName(QStringLiteral("nodeFilter"));
+    m_filter->setClearButtonEnabled(true);
+    m_filter->setPlaceholderText(
+        tr("Filter: words of an intent, a status or a verdict (compile_error, passed, pruned)"));
+    connect(m_filter, &QLineEdit::textChanged, this, &MainWindow::applyNodeFilter);
+    nodesLayout->addWidget(m_filter);
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("nodeTable"));
     m_table->setModel(m_tableProxy);
@@ -210,7 +235,8 @@ void MainWindow::createDocks()
         if (i.isValid())
             selectNode(i.data(NodeTableModel::NodeIdRole).toString());
     });
-    QDockWidget* tableDock = dock(tr("Nodes"), QStringLiteral("tableDock"), m_table, Qt::BottomDockWidgetArea);
+    nodesLayout->addWidget(m_table, 1);
+    QDockWidget* tableDock = dock(tr("Nodes"), QStringLiteral("tableDock"), nodes, Qt::BottomDockWidgetArea);
 
     m_charts = new ChartsPanel(m_document, this);
     QDockWidget* chartsDock = dock(tr("Charts"), QStringLiteral("chartsDock"), m_charts, Qt::BottomDockWidgetArea);

@@ -15,7 +15,8 @@ class QTableWidget;
 class QTableView;
 class QListView;
 class QPlainTextEdit;
-class QSortFilterProxyModel;
+class QLineEdit;
+class QSystemTrayIcon;
 
 namespace ks {
 struct RunOptions;
@@ -26,6 +27,7 @@ namespace ks::ui {
 
 class ChartsPanel;
 class EventLogModel;
+class NodeFilterProxy;
 class NodeInspector;
 class NodeTableModel;
 class SanitizerRun;
@@ -50,9 +52,15 @@ public:
     NodeInspector* inspector() const { return m_inspector; }
     ChartsPanel* charts() const { return m_charts; }
     QString currentNode() const { return m_currentNode; }
+    QLineEdit* nodeFilter() const { return m_filter; }
 
     // The example session that ships with the application, or an empty path.
     static std::filesystem::path exampleSession();
+
+signals:
+    // A live search found a new best kernel or ended: shown in the status bar, and, when the
+    // notifications setting is on, as a desktop notification and a taskbar alert.
+    void notified(const QString& title, const QString& text);
 
 public slots:
     void reloadTasks();
@@ -74,6 +82,10 @@ private:
     void updateWorkers(); // the Workers panel's summary and the status bar's evaluators
     void updateHistory();
     void showNodeMenu(const QString& id, const QPoint& at);
+    // Notices of a live search (mainwindownotice.cpp).
+    void noticeAttempt(int index);
+    void notify(const QString& title, const QString& text);
+    void applyNodeFilter(const QString& filter);
     RunOptions runOptions() const;
 
     // compute-sanitizer on an attempt's program, and its report (mainwindowsanitize.cpp).
@@ -108,7 +120,9 @@ private:
     NodeTableModel* m_tableModel = nullptr;
     WorkersModel* m_workersModel = nullptr;
     QLabel* m_workersQueue = nullptr;
-    QSortFilterProxyModel* m_tableProxy = nullptr;
+    NodeFilterProxy* m_tableProxy = nullptr;
+    QLineEdit* m_filter = nullptr;
+    QSystemTrayIcon* m_tray = nullptr; // made at the first notice where a tray exists
     QTableView* m_table = nullptr;
     EventLogModel* m_logModel = nullptr;
     QWidget* m_graphPage = nullptr;

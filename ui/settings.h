@@ -63,6 +63,8 @@ inline const SettingKey<int> slurmWorkers {"evaluators/slurmWorkers", 1};
 inline const SettingKey<QString> slurmKsearch {"evaluators/slurmKsearch", {}};
 inline const SettingKey<QString> pricesFile {"llm/pricesFile", {}};
 inline const SettingKey<QByteArray> windowGeometry {"window/geometry", {}};
+// A desktop notification (tray message, taskbar alert) when a live search finds a new best or ends.
+inline const SettingKey<bool> notifications {"window/notifications", true};
 inline const SettingKey<QByteArray> windowState {"window/state", {}};
 } // namespace settings
 

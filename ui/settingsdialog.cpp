@@ -6,6 +6,7 @@
 #include <llm/apikeys.h>
 #include <llm/pricetable.h>
 
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -95,6 +96,10 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     evalForm->addRow(tr("Timing loop cap"), m_benchSeconds);
     evalForm->addRow(tr("Price overrides"), m_prices);
     evalForm->addRow(tr("Sessions folder"), m_folder);
+    m_notify = new QCheckBox(tr("Notify me when a live search finds a new best kernel or ends"), evaluation);
+    m_notify->setObjectName(QStringLiteral("notifications"));
+    m_notify->setChecked(Settings::get(settings::notifications));
+    evalForm->addRow(tr("Notifications"), m_notify);
     tabs->addTab(evaluation, tr("Evaluation"));
 
     auto* evaluators = new QWidget(tabs);
@@ -213,6 +218,7 @@ void SettingsDialog::accept()
     Settings::set(settings::benchSeconds, m_benchSeconds->value());
     Settings::set(settings::pricesFile, m_prices->text().trimmed());
     Settings::set(settings::sessionsFolder, m_folder->text().trimmed());
+    Settings::set(settings::notifications, m_notify->isChecked());
     QDialog::accept();
 }
 

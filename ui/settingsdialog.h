@@ -2,6 +2,7 @@
 
 #include <QDialog>
 
+class QCheckBox;
 class QDoubleSpinBox;
 class QSpinBox;
 class QPlainTextEdit;
@@ -27,6 +28,7 @@ private:
     LlmRoleBox *m_planner, *m_coder;
     QLineEdit *m_device, *m_flags, *m_python, *m_prices, *m_folder;
     QDoubleSpinBox* m_benchSeconds;
+    QCheckBox* m_notify;
     QLineEdit *m_gpus, *m_slurm, *m_slurmKsearch;
     QSpinBox *m_perDevice, *m_parallel, *m_slurmWorkers;
     QPlainTextEdit* m_workers;

@@ -1,15 +1,20 @@
 #include "treegraphview.h"
 
 #include "edgelayer.h"
+#include "nodefilter.h"
 #include "nodeitem.h"
 #include "searchdocument.h"
+#include "treenavigation.h"
 
 #include <tree/treelayout.h>
 
 #include <QContextMenuEvent>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QResizeEvent>
 #include <QWheelEvent>
+
+#include <optional>
 
 namespace ks::ui {
 
@@ -34,8 +39,10 @@ TreeGraphView::TreeGraphView(const SearchDocument& document, QWidget* parent)
     connect(&document, &SearchDocument::nodesInserted, this, &TreeGraphView::addNodes);
     connect(&document, &SearchDocument::nodesChanged, this, [this](const QStringList& ids) {
         for (const QString& id : ids)
-            if (NodeItem* item = m_items.value(id))
+            if (NodeItem* item = m_items.value(id)) {
+                applyFilter(item); // a new verdict or status may make it match
                 item->update();
+            }
         // Pruning or restoring changes an edge's style.
         if (!m_layoutTimer.isActive())
             updateEdges();
@@ -79,6 +86,7 @@ void TreeGraphView::addNodes(const QStringList& ids)
             continue;
         auto* item = new NodeItem(m_document, id);
         item->setZValue(1);
+        applyFilter(item);
         m_scene->addItem(item);
         m_items.insert(id, item);
     }
@@ -192,6 +200,62 @@ void TreeGraphView::contextMenuEvent(QContextMenuEvent* event)
             emit nodeContextMenu(node->nodeId(), event->globalPos());
             return;
         }
+}
+
+void TreeGraphView::keyPressEvent(QKeyEvent* event)
+{
+    const QString current = selectedNode();
+    const auto stepFor = [](int key) -> std::optional<TreeStep> {
+        switch (key) {
+        case Qt::Key_Up:
+            return TreeStep::Parent;
+        case Qt::Key_Down:
+            return TreeStep::FirstChild;
+        case Qt::Key_Left:
+            return TreeStep::PreviousSibling;
+        case Qt::Key_Right:
+            return TreeStep::NextSibling;
+        default:
+            return std::nullopt;
+        }
+    };
+    if (const auto step = stepFor(event->key())) {
+        // With nothing selected the first arrow selects the root, where every walk starts.
+        const std::string next = current.isEmpty()
+            ? std::string(SearchTree::kRootId)
+            : treeNeighbour(m_document.state().tree, current.toStdString(), *step);
+        if (!next.empty())
+            selectNode(QString::fromStdString(next));
+        event->accept(); // the arrows walk the tree here; they do not scroll the view
+        return;
+    }
+    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && !current.isEmpty()) {
+        emit nodeActivated(current);
+        event->accept();
+        return;
+    }
+    QGraphicsView::keyPressEvent(event);
+}
+
+void TreeGraphView::setNodeFilter(const QString& filter)
+{
+    m_filter = filter;
+    for (NodeItem* item : std::as_const(m_items))
+        applyFilter(item);
+}
+
+void TreeGraphView::applyFilter(NodeItem* item)
+{
+    const SearchNode* n = m_document.state().tree.find(item->nodeId().toStdString());
+    item->setOpacity(!n || nodeMatches(m_document.state(), *n, m_filter) ? 1.0 : 0.22);
+}
+
+int TreeGraphView::dimmedCount() const
+{
+    int dimmed = 0;
+    for (const NodeItem* item : m_items)
+        dimmed += item->opacity() < 1.0 ? 1 : 0;
+    return dimmed;
 }
 
 void TreeGraphView::selectNode(const QString& id)

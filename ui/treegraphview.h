@@ -14,7 +14,8 @@ class SearchDocument;
 // and dashed, the active node outlined, the best in gold), zoom with the wheel, pan by dragging,
 // fit to view. Follows the document incrementally: a changed node repaints alone; new nodes are
 // added and the layout is recomputed once for a burst of insertions, moving only the boxes whose
-// place changed.
+// place changed. The keyboard walks the tree (arrows: parent, first child, siblings; Enter opens
+// the selected node in the inspector), and a filter dims the nodes that do not match it.
 class TreeGraphView : public QGraphicsView
 {
     Q_OBJECT
@@ -27,6 +28,9 @@ public:
     int itemCount() const { return static_cast<int>(m_items.size()); }
     int edgeCount() const;
     int layoutCount() const { return m_layouts; } // how many layouts ran (tests, benchmark)
+    // Nodes that do not match `filter` (nodeMatches) are drawn faint; empty shows all alike.
+    void setNodeFilter(const QString& filter);
+    [[nodiscard]] int dimmedCount() const;
 
 public slots:
     void fitToView();
@@ -35,12 +39,14 @@ public slots:
 signals:
     void nodeSelected(const QString& id);
     void nodeContextMenu(const QString& id, const QPoint& globalPos);
+    void nodeActivated(const QString& id); // Enter on the selected node
 
 protected:
     void wheelEvent(QWheelEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
 
 private:
     void rebuild();
@@ -48,6 +54,7 @@ private:
     void relayout();
     void updateEdges();
     void updateRenderHints();
+    void applyFilter(NodeItem* item);
 
     const SearchDocument& m_document;
     QGraphicsScene* m_scene;
@@ -59,6 +66,7 @@ private:
     bool m_fitOnNextLayout = true;
     bool m_autoFit = true; // the view follows the tree until the user zooms or pans
     bool m_refitPending = false;
+    QString m_filter;
 };
 
 } // namespace ks::ui
