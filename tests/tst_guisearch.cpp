@@ -39,6 +39,7 @@ private slots:
     void aShortSearchFillsEveryView();
     void steeringAndUndo();
     void workersPanelFollowsAParallelSearch();
+    void continuesASpentSearch();
 
 private:
     SessionConfig config(int budget) const;
@@ -271,6 +272,28 @@ void TestGuiSearch::workersPanelFollowsAParallelSearch()
         qPrintable(seen.join(u" / ")));
     const QString queue = window.findChild<QLabel*>(u"workersQueue"_qs)->text();
     QVERIFY2(queue.contains(u"of 2 evaluators busy"), qPrintable(queue));
+}
+
+// Run > Continue This Session on a search whose budget is spent: it goes on to the budget the
+// person gives, in the same session (its journal replays to the same state).
+void TestGuiSearch::continuesASpentSearch()
+{
+    ui::MainWindow window;
+    window.show();
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    QVERIFY(window.startSearch(fs::path(m_dir.path().toStdString()) / "continued", config(4)));
+    QVERIFY(finished.wait(180000));
+    QCOMPARE(window.document().state().evaluations, 4);
+    QVERIFY(window.findChild<QAction*>(u"actionContinue"_qs)->isEnabled());
+    QVERIFY(window.continueSession(7));
+    QVERIFY(window.controller().isRunning());
+    QVERIFY(finished.wait(180000));
+    QCOMPARE(window.document().state().settings.budget, 7);
+    QCOMPARE(window.document().state().evaluations, 7);
+    QVERIFY2(window.document().state().finishedReason.find("budget of 7") != std::string::npos,
+        window.document().state().finishedReason.c_str());
+    QVERIFY(window.openSession(QString::fromStdString(window.document().sessionDir().string()), false));
+    QCOMPARE(window.document().state().evaluations, 7);
 }
 
 KS_TEST_MAIN_GUI(TestGuiSearch)

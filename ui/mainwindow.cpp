@@ -440,6 +440,33 @@ bool MainWindow::startSearch(const std::filesystem::path& dir, const SessionConf
     return true;
 }
 
+bool MainWindow::continueSession(std::optional<int> budget)
+{
+    if (!m_document.hasSession() || m_controller.isRunning())
+        return false;
+    const QString dir = q(m_document.sessionDir().string());
+    const std::string ended = m_document.state().finishedReason;
+    std::vector<HumanCommand> first;
+    if (budget && *budget != m_document.state().settings.budget) {
+        HumanCommand raise;
+        raise.kind = HumanCommand::Kind::SetBudget;
+        raise.number = *budget;
+        raise.reason = "Run > Continue This Session: budget " + std::to_string(*budget);
+        first.push_back(raise);
+    }
+    QString error;
+    m_undo.clear();
+    if (!m_controller.resume(dir.toStdString(), runOptions(), &error, first)) {
+        QMessageBox::warning(this, tr("Continue This Session"), error);
+        return false;
+    }
+    statusBar()->showMessage(
+        ended.empty() ? tr("Continuing %1").arg(dir) : tr("Continuing %1, which had ended (%2)").arg(dir, q(ended)),
+        10000);
+    updateActions();
+    return true;
+}
+
 bool MainWindow::openSession(const QString& dir, bool resumeIfUnfinished)
 {
     QString error;

@@ -6,6 +6,8 @@
 #include <QMainWindow>
 #include <QUndoStack>
 
+#include <optional>
+
 class QAction;
 class QLabel;
 class QSlider;
@@ -68,6 +70,10 @@ public slots:
     bool openSession(const QString& dir, bool resumeIfUnfinished);
     bool openExample();
     void selectNode(const QString& id);
+    // Run > Continue This Session: the shown session goes on, whether it was killed, stopped by a
+    // person or ended by a limit. `budget` (when set) replaces a budget that is used up; the
+    // action asks for one then.
+    bool continueSession(std::optional<int> budget = std::nullopt);
 
 protected:
     void closeEvent(QCloseEvent* event) override;

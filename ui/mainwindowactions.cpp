@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QInputDialog>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenu>
@@ -98,7 +99,21 @@ void MainWindow::createActions()
     m_stop =
         named(run->addAction(tr("S&top"), this, [this] { sendRunCommand(HumanCommand::Kind::Stop); }), "actionStop");
     m_continue = named(run->addAction(tr("&Continue This Session"), this,
-                           [this] { openSession(q(m_document.sessionDir().string()), true); }),
+                           [this] {
+                               const SearchState& s = m_document.state();
+                               std::optional<int> budget;
+                               if (s.evaluations >= s.settings.budget) {
+                                   bool ok = false;
+                                   budget = QInputDialog::getInt(this, tr("Continue This Session"),
+                                       tr("The search used its whole budget of %1 evaluations. Continue up to:")
+                                           .arg(s.settings.budget),
+                                       s.settings.budget + std::max(8, s.settings.budget / 2), s.evaluations + 1,
+                                       1000000, 1, &ok);
+                                   if (!ok)
+                                       return;
+                               }
+                               continueSession(budget);
+                           }),
         "actionContinue");
 
     QMenu* view = menuBar()->addMenu(tr("&View"));

@@ -66,7 +66,8 @@ bool RunController::startNew(const std::filesystem::path& dir, SessionConfig con
     return startRun(std::move(run), error);
 }
 
-bool RunController::resume(const std::filesystem::path& dir, const RunOptions& options, QString* error)
+bool RunController::resume(
+    const std::filesystem::path& dir, const RunOptions& options, QString* error, const std::vector<HumanCommand>& first)
 {
     close();
     std::string e;
@@ -87,6 +88,8 @@ bool RunController::resume(const std::filesystem::path& dir, const RunOptions& o
     }
     m_document.setSession(run->session().config(), run->session().dir(), true);
     m_document.load(std::move(*shared));
+    for (const HumanCommand& c : first) // queued: the engine takes them before its first step
+        run->engine().submit(c);
     return startRun(std::move(run), error);
 }
 

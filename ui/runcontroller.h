@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 namespace ks {
 class SearchRun;
@@ -33,7 +34,10 @@ public:
     // A new session; `seedSource` (when not empty) is stored as the seed program named in `config`.
     bool startNew(const std::filesystem::path& dir, SessionConfig config, const QString& seedSource,
         const RunOptions& options, QString* error);
-    bool resume(const std::filesystem::path& dir, const RunOptions& options, QString* error);
+    // Continues a session, finished or not; `first` reaches the engine before its first step (a
+    // budget raised so that a search that used its budget can go on).
+    bool resume(const std::filesystem::path& dir, const RunOptions& options, QString* error,
+        const std::vector<HumanCommand>& first = {});
     // Shows a session without running anything (a finished run, or one to look at first).
     bool openReadOnly(const std::filesystem::path& dir, QString* error);
     void close();
