@@ -263,6 +263,8 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.bench = m_settings.bench;
     job.cudaVisibleDevices = m_settings.cudaVisibleDevices;
     job.allowTf32 = m_task.definition.precision.tf32;
+    job.fileLimitBytes = m_settings.runnerFileLimitBytes;
+    job.memoryLimitBytes = m_settings.runnerMemoryLimitBytes;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {
         RunnerCall call;

@@ -54,6 +54,11 @@ struct EvaluatorSettings {
     // clock. It holds a device context while it waits; never on a GPU in an exclusive compute
     // mode. false: each runner starts when its candidate is ready.
     bool prestartRunners = true;
+    // Limits of a host runner's process, set before it loads the candidate (docs/evaluation.md,
+    // "What the candidate may touch"): the largest file it may write, and how much memory (data
+    // mappings) it may add. 0: the runner's defaults, 1 GiB and half of its machine's memory.
+    std::uint64_t runnerFileLimitBytes = 0;
+    std::uint64_t runnerMemoryLimitBytes = 0;
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the

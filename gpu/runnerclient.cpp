@@ -118,6 +118,8 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
         job.bench.maxSeconds, job.bench.warmupSeconds};
     doc.measureDevice = job.measureDevice;
     doc.allowTf32 = job.allowTf32;
+    doc.fileLimitBytes = job.fileLimitBytes;
+    doc.memoryLimitBytes = job.memoryLimitBytes;
     for (const auto& f : job.layout.fields)
         doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size, std::string(dtypeName(f.dtype))});
     // Outputs go to shared buffers marked before the job; inputs are the callers' sealed copies.

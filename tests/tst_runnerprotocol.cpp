@@ -20,6 +20,8 @@ Job sampleJob()
         {"y", Field::Role::Output, 16, 8, "bfloat16"}, {"n", Field::Role::Axis, 24, 8, "int64"}};
     job.bench = {true, 12, 500, 0.01, 0.3, 0.05};
     job.measureDevice = true;
+    job.fileLimitBytes = std::uint64_t {1} << 20;
+    job.memoryLimitBytes = std::uint64_t {4} << 30;
     Call call;
     call.id = "w-1";
     call.inputs = {{"x", {17, 4096, "input0_x.bin", {16, 128}}}, {"alpha", {18, 4, {}, {}}}};
@@ -61,6 +63,7 @@ void TestRunnerProtocol::jobRoundTrip()
     QCOMPARE(read.calls.at(0).repeatOutputs.at("y").fd, 23);
     QCOMPARE(read.bench.maxSamples, 500);
     QVERIFY(read.measureDevice);
+    QCOMPARE(read.memoryLimitBytes, std::uint64_t {4} << 30);
     // What the runner requires and what it may default.
     for (const char* key : {"backend", "library", "args_size", "fields", "calls"})
         QVERIFY2(written.contains(key), key);
@@ -71,7 +74,11 @@ void TestRunnerProtocol::jobRoundTrip()
     minimal["calls"][0].erase("timing_outputs");
     minimal["calls"][0].erase("swapped_outputs");
     minimal["calls"][0].erase("repeat_outputs");
+    minimal.erase("file_limit_bytes");
+    minimal.erase("memory_limit_bytes");
     const Job defaults = jobFromJson(minimal);
+    QCOMPARE(defaults.fileLimitBytes, std::uint64_t {0}); // the runner's defaults
+    QCOMPARE(defaults.memoryLimitBytes, std::uint64_t {0});
     QCOMPARE(defaults.symbol, std::string("ks_run"));
     QVERIFY(!defaults.bench.enabled);
     QVERIFY(defaults.calls.at(0).timingInputs.empty());
@@ -121,6 +128,9 @@ void TestRunnerProtocol::malformedJobsNameTheField_data()
     QTest::newRow("negative bytes") << "/calls/0/inputs/x/bytes"
                                     << "-8"
                                     << "calls.w-1.inputs.x.bytes: must be an integer in range";
+    QTest::newRow("negative memory limit") << "/memory_limit_bytes"
+                                           << "-1"
+                                           << "memory_limit_bytes: must be an integer in range";
     // fuzz/regressions/job/shape-as-huge-float: a dimension converted to int64 unchecked.
     QTest::newRow("shape as a huge float") << "/calls/0/inputs/x/shape/0"
                                            << "1.6e129"
@@ -151,9 +161,14 @@ void TestRunnerProtocol::malformedJobsNameTheField()
 
 void TestRunnerProtocol::resultLinesRoundTrip()
 {
-    EnvironmentLine env {true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0, true};
+    EnvironmentLine env {
+        true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0, true, true, std::uint64_t {1} << 30, 12ULL << 30};
     const EnvironmentLine envBack = environmentFromJson(toJson(env));
     QVERIFY2(toJson(envBack) == toJson(env), toJson(envBack).dump().c_str());
+    QVERIFY(envBack.filesystemConfined);
+    QCOMPARE(envBack.memoryLimitBytes, std::uint64_t {12} << 30);
+    QVERIFY(!environmentFromJson({{"id", ""}}).filesystemConfined); // an older runner: not confined, no limits
+    QCOMPARE(environmentFromJson({{"file_limit_bytes", -1}}).fileLimitBytes, std::uint64_t {0});
     QCOMPARE(toJson(env)["status"].get<std::string>(), std::string(status::kEnvironment));
 
     CallLine call;

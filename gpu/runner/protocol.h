@@ -81,6 +81,12 @@ struct Job {
     BenchSettings bench;
     bool measureDevice = false; // measure copy bandwidth (and warm the clocks) before the calls
     bool allowTf32 = false; // the task's precision rule, for runners that can set it (Python's)
+    // Limits a host runner sets on its own process before it loads the candidate; 0: the runner's
+    // defaults (files of 1 GiB; data of half the machine's memory). RLIMIT_FSIZE: no file the
+    // process writes may grow beyond fileLimitBytes. RLIMIT_DATA: its data mappings (heap,
+    // anonymous memory; not the shared buffers) may grow by at most memoryLimitBytes.
+    std::uint64_t fileLimitBytes = 0;
+    std::uint64_t memoryLimitBytes = 0;
 };
 
 inline const char* roleName(Field::Role role)
@@ -118,7 +124,8 @@ inline nlohmann::json toJson(const Job& job)
 {
     nlohmann::json doc {{"backend", job.backend}, {"library", job.library}, {"symbol", job.symbol},
         {"args_size", job.argsSize}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()},
-        {"measure_device", job.measureDevice}, {"allow_tf32", job.allowTf32}};
+        {"measure_device", job.measureDevice}, {"allow_tf32", job.allowTf32}, {"file_limit_bytes", job.fileLimitBytes},
+        {"memory_limit_bytes", job.memoryLimitBytes}};
     doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
         {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
         {"warmup_seconds", job.bench.warmupSeconds}};
@@ -282,6 +289,8 @@ inline Job jobFromJson(const nlohmann::json& j)
     }
     job.measureDevice = j.value("measure_device", false);
     job.allowTf32 = j.value("allow_tf32", false);
+    job.fileLimitBytes = detail::integerOr<std::uint64_t>(j, "file_limit_bytes", 0, "");
+    job.memoryLimitBytes = detail::integerOr<std::uint64_t>(j, "memory_limit_bytes", 0, "");
     if (j.contains("bench")) {
         const auto& b = j["bench"];
         job.bench.enabled = b.value("enabled", false);
@@ -331,13 +340,21 @@ struct EnvironmentLine {
     // Whether the processes the candidate forks live in a PID namespace that ends with the runner
     // (none outlives it), or only in its process group (a child that leaves the group does).
     bool processesContained = false;
+    // Whether the candidate sees the filesystem read-only but for its job's folder and a private,
+    // empty /tmp, with the home folders hidden (a mount namespace of its own; host backend).
+    bool filesystemConfined = false;
+    // The limits the runner set before loading the candidate (Job::fileLimitBytes and
+    // memoryLimitBytes as applied); 0: none set.
+    std::uint64_t fileLimitBytes = 0;
+    std::uint64_t memoryLimitBytes = 0;
 };
 
 inline nlohmann::json toJson(const EnvironmentLine& e)
 {
     nlohmann::json j {{"id", ""}, {"status", status::kEnvironment}, {"network_isolated", e.networkIsolated},
         {"startup_s", e.startupSeconds}, {"ready_monotonic_s", e.readyMonotonicSeconds},
-        {"processes_contained", e.processesContained}};
+        {"processes_contained", e.processesContained}, {"filesystem_confined", e.filesystemConfined},
+        {"file_limit_bytes", e.fileLimitBytes}, {"memory_limit_bytes", e.memoryLimitBytes}};
     if (!e.device.empty())
         j.update({{"device", e.device}, {"l2_bytes", e.l2Bytes}, {"copy_bandwidth_gbs", e.copyBandwidthGBs}});
     return j;
@@ -347,7 +364,9 @@ inline EnvironmentLine environmentFromJson(const nlohmann::json& j)
 {
     return {j.value("network_isolated", false), j.value("startup_s", 0.0), j.value("ready_monotonic_s", 0.0),
         j.value("device", std::string()), detail::countOr<std::size_t>(j, "l2_bytes", 0),
-        j.value("copy_bandwidth_gbs", 0.0), j.value("processes_contained", false)};
+        j.value("copy_bandwidth_gbs", 0.0), j.value("processes_contained", false),
+        j.value("filesystem_confined", false), detail::countOr<std::uint64_t>(j, "file_limit_bytes", 0),
+        detail::countOr<std::uint64_t>(j, "memory_limit_bytes", 0)};
 }
 
 // ------------------------------------------------------------------ the handoff socket
