@@ -2,6 +2,8 @@
 
 #include "searchdocument.h"
 
+#include <algorithm>
+
 namespace ks::ui {
 
 bool nodeMatches(const SearchState& state, const SearchNode& node, const QString& filter)
@@ -14,10 +16,7 @@ bool nodeMatches(const SearchState& state, const SearchNode& node, const QString
     for (const int i : node.attempts)
         if (const Attempt* a = state.tree.attempt(i); a && a->evaluated)
             haystack += u'\n' + QLatin1String(verdictName(a->evaluation.status));
-    for (const QString& w : words)
-        if (!haystack.contains(w, Qt::CaseInsensitive))
-            return false;
-    return true;
+    return std::ranges::all_of(words, [&](const QString& w) { return haystack.contains(w, Qt::CaseInsensitive); });
 }
 
 NodeFilterProxy::NodeFilterProxy(const SearchDocument& document, QObject* parent)
