@@ -1,15 +1,19 @@
 // The scripted LLM as a program for the command provider: request JSON on stdin, a structured
 // answer ({"text", "model", "usage"}) on stdout. KS_FAKE_LLM_MODE selects misbehaviours;
 // KS_FAKE_LLM_LOG, when set, gets one line per request (role and first words), for tests that
-// check which calls were made.
+// check which calls were made. KS_FAKE_LLM_HOLD, when set, names a file: while it exists, no call
+// is answered (a call stays out for as long as a test needs, and ends only when it is cancelled).
 #include "demollm.h"
 #include "fakellm.h"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 int main()
 {
@@ -38,6 +42,9 @@ int main()
         std::ofstream(log, std::ios::app) << role << " " << messages.size() << "\n";
     const nlohmann::json answer {{"text", text}, {"model", request.value("model", std::string("fake"))},
         {"usage", {{"prompt_tokens", promptChars / 4}, {"completion_tokens", text.size() / 4}}}};
+    if (const char* hold = std::getenv("KS_FAKE_LLM_HOLD"))
+        while (std::filesystem::exists(hold))
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::cout << answer.dump() << std::endl;
     return 0;
 }

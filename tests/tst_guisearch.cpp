@@ -9,6 +9,8 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QScatterSeries>
@@ -40,6 +42,7 @@ private slots:
     void steeringAndUndo();
     void workersPanelFollowsAParallelSearch();
     void continuesASpentSearch();
+    void continuesAStoppedSearch();
 
 private:
     SessionConfig config(int budget) const;
@@ -294,6 +297,36 @@ void TestGuiSearch::continuesASpentSearch()
         window.document().state().finishedReason.c_str());
     QVERIFY(window.openSession(QString::fromStdString(window.document().sessionDir().string()), false));
     QCOMPARE(window.document().state().evaluations, 7);
+}
+
+// Run > Continue This Session on a search a person stopped while the world model's call was out
+// (held by the scripted LLM until the stop): the resumed run asks again and goes on to its budget.
+void TestGuiSearch::continuesAStoppedSearch()
+{
+    const QString hold = m_dir.filePath(u"hold-llm"_qs);
+    QVERIFY(QFile(hold).open(QIODevice::WriteOnly));
+    qputenv("KS_FAKE_LLM_HOLD", hold.toUtf8());
+    ui::MainWindow window;
+    window.show();
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    bool asking = false;
+    connect(&window.controller(), &ui::RunController::activityChanged, &window,
+        [&](const EngineActivity& a) { asking = a.planner; });
+    QVERIFY(window.startSearch(fs::path(m_dir.path().toStdString()) / "stopped", config(4)));
+    QTRY_VERIFY_WITH_TIMEOUT(asking, 60000);
+    test::answerNextDialog([](QDialog* d) { qobject_cast<QMessageBox*>(d)->button(QMessageBox::Yes)->click(); });
+    trigger(window, "actionStop");
+    QVERIFY(finished.wait(60000));
+    QVERIFY2(window.document().state().finishedReason.rfind("stopped by a person", 0) == 0,
+        window.document().state().finishedReason.c_str());
+    QCOMPARE(window.document().state().evaluations, 0);
+
+    QVERIFY(QFile::remove(hold));
+    QVERIFY(window.continueSession(std::nullopt));
+    QVERIFY(window.controller().isRunning());
+    QVERIFY(finished.wait(180000));
+    qunsetenv("KS_FAKE_LLM_HOLD");
+    QCOMPARE(window.document().state().evaluations, 4);
 }
 
 KS_TEST_MAIN_GUI(TestGuiSearch)

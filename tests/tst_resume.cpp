@@ -27,6 +27,8 @@ private slots:
     void journalNamingUnknownNodesIsAnError();
     void finishedRunResumesWithMoreBudget();
     void repeatedProgramIsNotProgress();
+    void stoppedDuringACallResumes_data();
+    void stoppedDuringACallResumes();
 
 private:
     QTemporaryDir m_tmp;
@@ -209,6 +211,44 @@ void TestResume::repeatedProgramIsNotProgress()
     QCOMPARE(s.actionOn("n1")->stagnation, 2);
     evaluation("c", 400.0); // new and better than the best so far by over 5 %
     QCOMPARE(s.actionOn("n1")->stagnation, 0);
+}
+
+void TestResume::stoppedDuringACallResumes_data()
+{
+    QTest::addColumn<QString>("role");
+    QTest::newRow("the world model's first call") << u"planner"_qs;
+    QTest::newRow("a code policy call") << u"coder"_qs;
+}
+
+// A person stopped the run while a call was out: the call was journaled as cancelled, then the
+// stop. Resumed, the run asks that question again and goes on to its budget (it used to replay
+// the cancelled answer and wait for ever).
+void TestResume::stoppedDuringACallResumes()
+{
+    QFETCH(QString, role);
+    const fs::path dir = m_root / ("stopped-" + role.toStdString());
+    fs::create_directories(dir);
+    fs::copy(m_root / "reference", dir, fs::copy_options::recursive);
+    fs::remove(dir / "tree.json");
+    const auto call = std::find_if(m_reference.begin(), m_reference.end(),
+        [&](const json& e) { return e["type"] == "exchange" && e["role"] == role.toStdString(); });
+    QVERIFY(call != m_reference.end());
+    {
+        std::ofstream journal(dir / "journal.jsonl", std::ios::trunc);
+        for (auto e = m_reference.begin(); e != call; ++e)
+            journal << e->dump() << "\n";
+        json cancelled = *call;
+        cancelled["text"] = "";
+        cancelled["error"] = {{"kind", "cancelled"}, {"message", "cancelled"}};
+        const int seq = cancelled["seq"].get<int>();
+        const json stop {{"type", "human"}, {"seq", seq + 1}, {"round", cancelled["round"]},
+            {"command", {{"kind", "stop"}, {"reason", "from the window"}}}, {"description", "stop"}};
+        journal << cancelled.dump() << "\n" << stop.dump() << "\n";
+    }
+    const auto o = m_fixture->resume(dir);
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    QCOMPARE(o.state.evaluations, 5);
+    QVERIFY(o.state.finishedReason.find("budget") != std::string::npos);
 }
 
 KS_TEST_MAIN_CORE(TestResume)

@@ -66,6 +66,10 @@ bool SearchEngine::answerFromJournal(const Step& st, const std::string& role)
         || e.value("node", std::string()) != st.node)
         return false;
     const LlmResult r = resultFromExchange(e);
+    // A call a stop cancelled has no answer to replay: asked again. Replaying it would only
+    // schedule the same step again, for ever (a run stopped during a call never moved on).
+    if (r.error && r.error->kind == LlmErrorKind::Cancelled)
+        return false;
     if (role == "planner")
         handlePlannerAnswer(st, r, m_state.unconsumedExchange);
     else
