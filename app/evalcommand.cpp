@@ -68,6 +68,13 @@ void printTable(const Evaluation& e, QTextStream& out)
         << num(e.inputSeconds) << " s, reference " << num(e.referenceSeconds) << " s, baseline "
         << num(e.baselineSeconds) << " s, candidate " << num(e.candidateSeconds) << " s (timed loop "
         << num(e.timedGpuSeconds) << " s), total " << num(e.totalSeconds) << " s\n";
+    if (e.confinement) {
+        const auto gaps = confinementGaps(*e.confinement);
+        QStringList words;
+        for (const auto& g : gaps)
+            words << QString::fromStdString(g);
+        out << "confinement: " << (gaps.empty() ? QStringLiteral("full") : words.join(u"; ")) << "\n";
+    }
     if (e.status != Verdict::Passed)
         out << "\n" << QString::fromStdString(e.log);
 }
@@ -142,13 +149,15 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     const QCommandLineOption coldRunners(QStringLiteral("cold-runners"),
         QStringLiteral("start each runner when its candidate is ready instead of ahead (to measure what starting "
                        "ahead saves)"));
+    const QCommandLineOption unconfined(QStringLiteral("unconfined"),
+        QStringLiteral("run the candidate without namespaces or limits, to debug it (the result says so)"));
     const QCommandLineOption sanitize(QStringLiteral("sanitize"),
         QStringLiteral("instead of evaluating: run one call (the first workload's) under compute-sanitizer's TOOL "
                        "(memcheck, racecheck, initcheck or synccheck) and print what it found; exit 1 when it found "
                        "errors"),
         QStringLiteral("TOOL"));
     parser.addOptions({help, task, backend, language, python, workloads, json, repeat, gap, coldRunners, seed,
-        maxSeconds, timeout, keep, sanitize});
+        maxSeconds, timeout, keep, sanitize, unconfined});
     if (const auto done = parseSubcommand(parser, arguments, QStringLiteral("ksearch eval"), out, err))
         return *done;
     const QStringList pos = parser.positionalArguments();
@@ -232,6 +241,7 @@ int runEvalCommand(const QStringList& arguments, const GlobalOptions& /*global*/
     settings.workDir = scratch.path().toStdString();
     settings.writeInputFiles = parser.isSet(keep);
     settings.prestartRunners = !parser.isSet(coldRunners);
+    settings.confineCandidates = !parser.isSet(unconfined);
     settings.bench.maxSeconds = capSeconds;
     if (parser.isSet(seed))
         settings.seed = parser.value(seed).toULongLong();

@@ -110,7 +110,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
         f.seed, f.target, f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed,
         f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.remote, f.workerTask, f.gpus, f.localWorkers,
-        f.parallel, f.slurm, f.slurmWorkers, f.slurmKsearch});
+        f.parallel, f.slurm, f.slurmWorkers, f.slurmKsearch, f.unconfined});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);
@@ -130,6 +130,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     if (!bench || *bench <= 0)
         return usage(bench ? u"--bench-seconds: must be above 0"_qs : error);
     options.benchSeconds = *bench;
+    options.confineCandidates = !parser.isSet(f.unconfined);
     options.prices = loadPrices(parser.value(f.prices), &error);
     if (!options.prices)
         return usage(error);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <sys/prctl.h>
 
@@ -97,6 +98,32 @@ std::optional<std::pair<Verdict, std::string>> failureOf(const RunnerCallOutcome
         return std::pair {Verdict::RuntimeError, "not run: the runner stopped at an earlier workload"};
     }
     return std::nullopt;
+}
+
+// What the runner reported of the candidate's confinement, as the evaluation keeps it.
+Confinement confinementOf(const RunnerEnvironment& env)
+{
+    return {env.confinementOff, env.networkIsolated, env.processesContained, env.filesystemConfined, env.fileLimitBytes,
+        env.memoryLimitBytes, env.processLimit};
+}
+
+// Says once per process and kind of runner what its candidates run without (the same gaps are
+// in every evaluation's record; the log need not repeat them for each).
+void warnOnceAboutConfinement(const Confinement& c, Backend backend, bool python)
+{
+    const auto gaps = confinementGaps(c);
+    if (gaps.empty())
+        return;
+    std::string text;
+    for (const auto& g : gaps)
+        text += (text.empty() ? "" : "; ") + g;
+    const std::string runner =
+        std::string(python ? "Python" : "ksearch-runner") + " on the " + std::string(backendName(backend)) + " backend";
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    const std::lock_guard lock(mutex);
+    if (said.insert(runner + text).second)
+        spdlog::warn("candidates of the {} run without full confinement: {} (docs/security.md)", runner, text);
 }
 
 } // namespace
@@ -265,6 +292,8 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.allowTf32 = m_task.definition.precision.tf32;
     job.fileLimitBytes = m_settings.runnerFileLimitBytes;
     job.memoryLimitBytes = m_settings.runnerMemoryLimitBytes;
+    job.processLimit = m_settings.runnerProcessLimit;
+    job.confine = m_settings.confineCandidates;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {
         RunnerCall call;
@@ -556,6 +585,10 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         e.copyBandwidthGBs = run.environment.copyBandwidthGBs;
     if (!run.environment.device.empty())
         e.device = run.environment.device;
+    if (run.harnessFailure.empty()) {
+        e.confinement = confinementOf(run.environment);
+        warnOnceAboutConfinement(*e.confinement, m_settings.backend, python);
+    }
     const auto judgeStart = std::chrono::steady_clock::now();
     if (!run.harnessFailure.empty()) {
         e.status = Verdict::HarnessError;
@@ -604,7 +637,7 @@ void Evaluator::startNextRunner()
     if (m_nextRunner || !m_settings.prestartRunners || !m_prepared || m_exclusiveDevice
         || (python && m_python.script.empty()))
         return;
-    RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt, {}};
+    RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt, {}, m_settings.confineCandidates};
     if (python)
         kind.python = m_python;
     m_nextRunner = std::make_unique<PrestartedRunner>(std::move(kind));

@@ -59,6 +59,12 @@ struct EvaluatorSettings {
     // mappings) it may add. 0: the runner's defaults, 1 GiB and half of its machine's memory.
     std::uint64_t runnerFileLimitBytes = 0;
     std::uint64_t runnerMemoryLimitBytes = 0;
+    // The processes and threads a host runner's candidate may have at once (the PID namespace's
+    // pid_max, Linux 6.14 or later); 0: the runner's default, 1024.
+    std::uint64_t runnerProcessLimit = 0;
+    // false: candidates run without namespaces or limits, to debug one (docs/security.md); every
+    // evaluation records that it was off, and ksearch says so.
+    bool confineCandidates = true;
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the

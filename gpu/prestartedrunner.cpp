@@ -68,6 +68,8 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
         if (const fs::path spans = spansLibraryPath(); !spans.empty())
             sub.environment["KSEARCH_SPANS_LIBRARY"] = spans.string();
     }
+    if (!m_kind.confined)
+        sub.argv.emplace_back("--unconfined");
     if (!m_kind.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;
     if (!m_kind.wrapper.empty()) {

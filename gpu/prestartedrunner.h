@@ -21,6 +21,7 @@ struct RunnerKind {
     // Words put before the runner's command line (a tool it runs under, as compute-sanitizer);
     // such a runner is waited for to the end, since the tool reports after the runner exits.
     std::vector<std::string> wrapper;
+    bool confined = true; // false: started with --unconfined (a person turned confinement off)
 
     bool operator==(const RunnerKind&) const = default;
 };

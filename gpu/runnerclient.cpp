@@ -120,6 +120,8 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
     doc.allowTf32 = job.allowTf32;
     doc.fileLimitBytes = job.fileLimitBytes;
     doc.memoryLimitBytes = job.memoryLimitBytes;
+    doc.processLimit = job.processLimit;
+    doc.confine = job.confine;
     for (const auto& f : job.layout.fields)
         doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size, std::string(dtypeName(f.dtype))});
     // Outputs go to shared buffers marked before the job; inputs are the callers' sealed copies.
@@ -195,7 +197,7 @@ bool lastLineSaysFinished(const fs::path& file)
 
 RunnerKind runnerKind(const RunnerJob& job)
 {
-    return {job.backend, job.cudaVisibleDevices, job.python, job.wrapper};
+    return {job.backend, job.cudaVisibleDevices, job.python, job.wrapper, job.confine};
 }
 
 RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner)
@@ -287,7 +289,9 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
             continue;
         }
         if (end.status == ksr::status::kEnvironment) {
-            result.environment = {env.networkIsolated, env.device, env.l2Bytes, env.copyBandwidthGBs};
+            result.environment = {env.networkIsolated, env.device, env.l2Bytes, env.copyBandwidthGBs,
+                env.processesContained, env.filesystemConfined, env.fileLimitBytes, env.memoryLimitBytes,
+                env.processLimit, env.confinementOff};
             // What the job waited for its runner: nothing when it was ready before the handoff.
             const double handedOver = std::chrono::duration<double>(runner->handedOverAt().time_since_epoch()).count();
             result.startupSeconds = env.readyMonotonicSeconds > 0

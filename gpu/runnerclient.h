@@ -68,6 +68,8 @@ struct RunnerJob {
     // memoryLimitBytes); 0: the runner's defaults.
     std::uint64_t fileLimitBytes = 0;
     std::uint64_t memoryLimitBytes = 0;
+    std::uint64_t processLimit = 0; // Job::processLimit: 0, the runner's default
+    bool confine = true; // false: a person turned confinement off (Job::confine)
 };
 
 // What the runner reported on a call's timing loop (protocol.h's BenchReport), when it ran.
@@ -100,6 +102,11 @@ struct RunnerEnvironment {
     std::string device;
     std::size_t l2Bytes = 0;
     double copyBandwidthGBs = 0; // measured read + write bandwidth of a device copy
+    // How the candidate was confined (protocol.h's EnvironmentLine).
+    bool processesContained = false;
+    bool filesystemConfined = false;
+    std::uint64_t fileLimitBytes = 0, memoryLimitBytes = 0, processLimit = 0;
+    bool confinementOff = false;
 };
 
 struct RunnerJobResult {

@@ -69,6 +69,7 @@ bool SearchRun::build(
     es.runTimeout = options.runTimeout;
     es.cudaVisibleDevices = options.cudaDevice;
     es.extraFlags = options.extraFlags;
+    es.confineCandidates = options.confineCandidates;
     es.language = config.candidateLanguage();
     if (!options.python.empty())
         es.python = options.python;

@@ -44,6 +44,9 @@ struct RunOptions {
     std::string slurm;
     int slurmWorkers = 1;
     std::string slurmKsearch = "ksearch";
+    // false: this machine's evaluators run candidates unconfined (EvaluatorSettings::confineCandidates);
+    // workers confine theirs whatever the caller says.
+    bool confineCandidates = true;
 };
 
 // Everything one search needs, wired together: the session folder, the task, the evaluator, the

@@ -192,6 +192,28 @@ bool kernelsShot(ui::MainWindow& window, const QString& out)
     return grab(window.inspector(), out + u"/inspector-kernels.png");
 }
 
+// A short search with confinement turned off in the settings: the status bar's red mark (and its
+// notice), and the switch on Settings' Evaluation tab.
+bool confinementShot(ui::MainWindow& window, const QString& out)
+{
+    ui::Settings::set(ui::settings::confineCandidates, false);
+    SessionConfig c = test::demoSearchConfig(3, 0.05);
+    c.label = "screenshot run: confinement turned off in the settings";
+    QTemporaryDir dir;
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    bool ok =
+        window.startSearch(std::filesystem::path(dir.path().toStdString()) / "session", c) && finished.wait(120000);
+    settle(500);
+    ok = ok && grab(&window, out + u"/confinement-off.png");
+    ui::SettingsDialog settings(&window);
+    settings.findChild<QTabWidget*>()->setCurrentIndex(2); // Evaluation
+    settings.show();
+    settle(500);
+    ok = grab(&settings, out + u"/settings-evaluation.png") && ok;
+    ui::Settings::set(ui::settings::confineCandidates, true);
+    return ok;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -213,6 +235,8 @@ int main(int argc, char** argv)
         return settingsShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--sanitizer-only"))
         return sanitizerShot(window, out) ? 0 : 1;
+    if (mode == QLatin1String("--confinement-only"))
+        return confinementShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--code-only"))
         return codeShot(window, out) && kernelsShot(window, out) ? 0 : 1;
     // The New Search dialog with one of the paper's tasks chosen: the task list and its details.

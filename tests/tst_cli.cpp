@@ -239,6 +239,15 @@ void TestCli::evalTableAndJson()
         QVERIFY2(doc["workloads"][0].contains(key), key);
     QVERIFY(doc["workloads"][0]["latency_us"].get<double>() > 0);
     QCOMPARE(doc["workloads"][0]["matched_ratio"].get<double>(), 1.0); // rmsnorm's honest baseline
+    QVERIFY2(doc.contains("confinement"), json.out.left(400).toUtf8().constData());
+    QCOMPARE(doc["confinement"]["off"].get<bool>(), false);
+    QVERIFY(table.out.contains(u"\nconfinement: "));
+
+    // Confinement turned off to debug: the result and the log say so.
+    const auto loose = test::runProgram(u"ksearch"_qs, common + QStringList {u"--unconfined"_qs, baseline});
+    QVERIFY2(loose.exitCode == 0, qPrintable(loose.out + loose.err));
+    QVERIFY2(loose.out.contains(u"confinement: confinement turned off in the settings"), qPrintable(loose.out));
+    QVERIFY2(loose.err.contains(u"run without full confinement"), qPrintable(loose.err));
 
     // A kernel that fails is still an evaluation: exit 0, with the verdict in the output.
     QTemporaryDir dir;

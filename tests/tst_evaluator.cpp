@@ -1,4 +1,5 @@
 #include "enginefixture.h"
+#include "scaletask.h"
 #include "testmain.h"
 #include "testsupport.h"
 
@@ -6,7 +7,6 @@
 #include <QFutureWatcher>
 #include <QScopeGuard>
 #include <QSignalSpy>
-#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -29,23 +29,7 @@ using namespace ks;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// A small host task, y = alpha * x, with two workloads: every verdict can be provoked on it in
-// well under a second.
-static void writeScaleTask(const fs::path& root)
-{
-    test::writeText(root / "definition.json", test::scaleDefinition());
-    test::writeText(root / "workloads.jsonl",
-        R"({"definition": "scale", "workload": {"uuid": "small-1000", "axes": {"n": 1000}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": 1.5}}}}
-{"definition": "scale", "workload": {"uuid": "large-65536", "axes": {"n": 65536}, "inputs": {"x": {"type": "random"}, "alpha": {"type": "scalar", "value": -0.5}}}}
-)");
-    const std::string honest =
-        "#include \"ks_task.h\"\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}\n";
-    test::writeText(root / "reference.cpp", honest);
-    test::writeText(root / "baseline.cpp", honest);
-}
-
-static const char* kLoop = "for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i];";
+static const char* const kLoop = test::kScaleLoop;
 
 class TestEvaluator : public QObject
 {
@@ -61,13 +45,6 @@ private slots:
     void evaluatorsOfADeviceShareOnePreparation();
     void harnessFailureSaysNothingOfTheCandidate();
     void expectedOutputsAreNotReadableThroughProc();
-    void candidateCannotReachTheNetwork();
-    void forkedProcessesDieWithTheRunner_data();
-    void forkedProcessesDieWithTheRunner();
-    void candidateCannotWriteOutsideItsFolder();
-    void candidateCannotReadTheHomeFolder();
-    void allocationsPastTheMemoryLimitFail();
-    void filesPastTheSizeLimitAreRefused();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(std::chrono::milliseconds runTimeout = 20s,
@@ -83,37 +60,24 @@ private:
 void TestEvaluator::initTestCase()
 {
     m_root = fs::path(m_dir.path().toStdString());
-    writeScaleTask(m_root / "scale");
+    test::writeTwoWorkloadScaleTask(m_root / "scale");
     qputenv("OPENAI_API_KEY", "sk-must-not-leak");
 }
 
 std::unique_ptr<Evaluator> TestEvaluator::makeEvaluator(std::chrono::milliseconds runTimeout,
     std::shared_ptr<SharedPreparation> preparation, const std::function<void(EvaluatorSettings&)>& adjust)
 {
-    auto loaded = loadTask(m_root / "scale");
-    if (!loaded.task)
-        qFatal("%s", loaded.diagnostics.formatAll().c_str());
-    EvaluatorSettings s;
-    s.backend = Backend::Host;
-    s.workDir = m_root / ("work-" + std::to_string(std::rand()));
-    m_lastWorkDir = s.workDir;
-    s.cacheDir = m_root / "cache";
-    s.bench.maxSeconds = 0.05;
-    s.runTimeout = runTimeout;
-    s.preparation = std::move(preparation);
-    if (adjust)
-        adjust(s);
-    return std::make_unique<Evaluator>(std::move(*loaded.task), s);
+    m_lastWorkDir = m_root / ("work-" + std::to_string(std::rand()));
+    return test::makeScaleEvaluator(m_root, m_lastWorkDir, runTimeout, [&](EvaluatorSettings& s) {
+        s.preparation = std::move(preparation);
+        if (adjust)
+            adjust(s);
+    });
 }
 
 fs::path TestEvaluator::candidate(const std::string& name, const std::string& body)
 {
-    const fs::path p = m_root / "candidates" / (name + ".cpp");
-    test::writeText(p,
-        "#include \"ks_task.h\"\n#include <cmath>\n#include <cstdlib>\n#include <cstring>\n#include <dirent.h>\n"
-        "#include <fcntl.h>\n#include <string>\n#include <unistd.h>\n"
-            + body + "\n");
-    return p;
+    return test::writeScaleCandidate(m_root, name, body);
 }
 
 void TestEvaluator::honestCandidatePasses()
@@ -448,357 +412,6 @@ void TestEvaluator::expectedOutputsAreNotReadableThroughProc()
     QVERIFY(childReads(true)); // the refusal above is the flag's doing
 }
 
-// The environment line of the runner of `job` in `workDir` (the first line of its result.jsonl):
-// whether it could cut the candidate off the network and contain the processes it starts.
-static std::optional<ksr::EnvironmentLine> runnerEnvironment(const fs::path& workDir, const std::string& job)
-{
-    std::ifstream in(workDir / job / "result.jsonl");
-    std::string line;
-    if (!std::getline(in, line))
-        return std::nullopt;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || j.value("status", "") != ksr::status::kEnvironment)
-        return std::nullopt;
-    return ksr::environmentFromJson(j);
-}
-
-// A candidate that connects to a server of the test's on loopback, then computes its outputs:
-// its runner is in a network namespace of its own (only a loopback that is down), so the
-// connection fails and the server never sees it. Where the runner could not isolate the network
-// it says so in its environment line, and the test is skipped. Checked to fail without the
-// namespace when it was written: with isolateNetwork() returning true without unshare(), the
-// server got the connection (and with it returning false, the test skipped).
-void TestEvaluator::candidateCannotReachTheNetwork()
-{
-    QTcpServer server;
-    QVERIFY2(server.listen(QHostAddress::LocalHost, 0), qPrintable(server.errorString()));
-    QSignalSpy connections(&server, &QTcpServer::newConnection);
-    auto ev = makeEvaluator();
-    const fs::path workDir = m_lastWorkDir;
-    const fs::path source = candidate("connects",
-        "#include <arpa/inet.h>\n#include <netinet/in.h>\n#include <sys/socket.h>\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    static bool tried; if (!tried) { tried = true; const int s = socket(AF_INET, SOCK_STREAM, 0);\n"
-        "        sockaddr_in to {}; to.sin_family = AF_INET; to.sin_port = htons("
-            + std::to_string(server.serverPort())
-            + ");\n"
-              "        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);\n"
-              "        connect(s, reinterpret_cast<const sockaddr*>(&to), sizeof to); close(s); }\n    "
-            + kLoop + "\n    return 0;\n}");
-    QFutureWatcher<Evaluation> watcher;
-    QSignalSpy finished(&watcher, &QFutureWatcherBase::finished);
-    watcher.setFuture(QtConcurrent::run([&] { return ev->evaluate(source); }));
-    QVERIFY(finished.wait(60000)); // the event loop runs meanwhile: a connection would be announced
-    const Evaluation e = watcher.result();
-    const auto env = runnerEnvironment(workDir, "candidate-1");
-    QVERIFY2(env.has_value(), e.log.c_str());
-    if (!env->networkIsolated)
-        QSKIP("the runner reported network_isolated: false (no network namespace allowed here), so the candidate "
-              "could reach the network");
-    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
-    QCOMPARE(connections.count(), 0);
-    QVERIFY(!server.hasPendingConnections());
-    QVERIFY(!server.waitForNewConnection(0)); // nothing queued in the kernel either
-}
-
-// The processes whose name (comm) is `marker` and that are still alive (zombies are not).
-static std::vector<int> processesNamed(const std::string& marker)
-{
-    std::vector<int> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string pid = entry.path().filename().string();
-        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string text; // one line: pid (comm) state ...
-        std::getline(stat, text);
-        const auto open = text.find('('), close = text.rfind(')');
-        if (open == std::string::npos || close == std::string::npos || close + 2 >= text.size())
-            continue;
-        if (text.substr(open + 1, close - open - 1) == marker && text[close + 2] != 'Z' && text[close + 2] != 'X')
-            found.push_back(std::stoi(pid));
-    }
-    return found;
-}
-
-void TestEvaluator::forkedProcessesDieWithTheRunner_data()
-{
-    QTest::addColumn<QString>("child");
-    // What each forked child does before it pauses forever.
-    QTest::newRow("children in the runner's group") << QString();
-    QTest::newRow("children in sessions of their own") << QStringLiteral("setsid();");
-    // The classic daemon: a session of its own, forked again (orphaned), its descriptors closed.
-    QTest::newRow("daemons") << QStringLiteral(
-        "setsid(); if (fork() != 0) _exit(0); for (int fd = 0; fd < 1024; ++fd) close(fd);");
-}
-
-// A candidate that forks 200 children on its first call (a failed fork fails the call), each
-// renamed to a marker and pausing forever after what the row says, then computes its outputs.
-// The runner puts them in a PID namespace whose init dies with it: the evaluation ends well within
-// its limit (children that keep the runner's output pipes open no longer hold it up) and leaves
-// none of them alive. Where the runner reports no namespace (processes_contained: false) only
-// the group kill is checked: the row whose children stay in the group. Checked to fail without
-// the namespace when it was written (before containChildProcesses() existed, and again with it
-// reporting a namespace it did not make): the rows whose children keep the pipes took the whole
-// 8 s limit, and the setsid and daemon rows left 200 children alive.
-void TestEvaluator::forkedProcessesDieWithTheRunner()
-{
-    QFETCH(QString, child);
-    const std::string marker =
-        "ksfork" + std::to_string(::getpid() % 100000) + "-" + std::to_string(std::rand() % 1000);
-    const auto cleanup = qScopeGuard([&] { // whatever the outcome, none is left behind by the test
-        for (const int pid : processesNamed(marker))
-            ::kill(pid, SIGKILL);
-    });
-    const auto limit = 8s;
-    auto ev = makeEvaluator(limit);
-    const fs::path workDir = m_lastWorkDir;
-    const fs::path source = candidate(std::string("forks-") + QTest::currentDataTag(),
-        "#include <csignal>\n#include <sys/prctl.h>\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    static bool forked; if (!forked) { forked = true; for (int k = 0; k < 200; ++k) {\n"
-        "        const pid_t p = fork(); if (p < 0) return 98;\n"
-        "        if (p == 0) { "
-            + child.toStdString() + " prctl(PR_SET_NAME, \"" + marker + "\"); for (;;) pause(); } } }\n    " + kLoop
-            + "\n    return 0;\n}");
-    QFutureWatcher<Evaluation> watcher;
-    QSignalSpy finished(&watcher, &QFutureWatcherBase::finished);
-    watcher.setFuture(QtConcurrent::run([&] { return ev->evaluate(source); }));
-    QVERIFY(finished.wait(60000));
-    const Evaluation e = watcher.result();
-    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
-    const auto env = runnerEnvironment(workDir, "candidate-1");
-    QVERIFY2(env.has_value(), e.log.c_str());
-    if (!env->processesContained && !child.isEmpty())
-        QSKIP("the runner reported processes_contained: false (no PID namespace allowed here): a child that leaves "
-              "the runner's process group outlives it");
-    if (env->processesContained)
-        QVERIFY2(e.candidateSeconds < 0.5 * std::chrono::duration<double>(limit).count(),
-            qPrintable(QString::number(e.candidateSeconds)));
-    // SIGKILL is asynchronous: a child may take a moment to die. One that survived pauses forever.
-    QTRY_VERIFY2_WITH_TIMEOUT(processesNamed(marker).empty(),
-        (std::to_string(processesNamed(marker).size()) + " children named " + marker + " still alive").c_str(), 5000);
-}
-
-// A folder for a test, made in the test's working directory (the build folder on CI): on the
-// disk, neither under /tmp nor in the home folder, so that only the read-only mounts keep a
-// confined candidate from writing there.
-static std::unique_ptr<QTemporaryDir> folderOnTheDisk(const char* name)
-{
-    auto dir = std::make_unique<QTemporaryDir>(
-        QDir::currentPath() + QLatin1Char('/') + QLatin1String(name) + QLatin1String("-XXXXXX"));
-    return dir->isValid() ? std::move(dir) : nullptr;
-}
-
-// Sets HOME, which the runners started from now on inherit, for as long as it lives.
-class HomeFolder
-{
-public:
-    explicit HomeFolder(const fs::path& dir)
-        : m_wasSet(qEnvironmentVariableIsSet("HOME"))
-        , m_before(qgetenv("HOME"))
-    {
-        qputenv("HOME", QByteArray::fromStdString(dir.string()));
-    }
-    ~HomeFolder()
-    {
-        if (m_wasSet)
-            qputenv("HOME", m_before);
-        else
-            qunsetenv("HOME");
-    }
-    HomeFolder(const HomeFolder&) = delete;
-    HomeFolder& operator=(const HomeFolder&) = delete;
-
-private:
-    bool m_wasSet;
-    QByteArray m_before;
-};
-
-// A candidate that, on its first call, tries to write a file into a folder of the test's on the
-// disk, and into its $HOME (a folder the test made and named HOME for the runner); then looks for
-// a folder the test made under /tmp, makes it and writes there; then writes a file in its working
-// directory. Its runner sees the filesystem read-only but for its job's folder and a private,
-// empty /tmp, with the home folders behind empty read-only tmpfs (confineFilesystem in
-// gpu/runner/main.cpp): both first writes fail, the test's /tmp folder is not there
-// and what is written in the candidate's /tmp never reaches the system's, and the last file lands
-// in the job's folder (the first two writes fail with EROFS where the folders are on a read-only
-// mount, with ENOENT where they lie under /tmp, which the private /tmp hides: a clone under /tmp
-// runs its tests there). The candidate then computes its outputs: PASSED. Each step that went
-// otherwise fails the call with a code of its own (RUNTIME_ERROR, "returned 9x"). Skipped where
-// the runner reports filesystem_confined: false. Checked to fail when it was written: with
-// confineFilesystem() returning true at once, the candidate wrote into the test's folder and
-// returned 91; with the read-only remounts and the runner's check of them left out, 91 again
-// (without the remounts alone, the runner reported false and the test skipped); with /tmp not
-// made private, 93 (it saw the test's folder). $HOME is on the disk here, so its write fails as
-// the first one does even where it is not covered; candidateCannotReadTheHomeFolder shows the
-// cover.
-void TestEvaluator::candidateCannotWriteOutsideItsFolder()
-{
-    const auto outside = folderOnTheDisk("outside");
-    const auto home = folderOnTheDisk("home");
-    if (!outside || !home)
-        QSKIP("the working directory is not writable: no folder outside /tmp and the home folder to test with");
-    const fs::path outsideDir = outside->path().toStdString(), homeDir = home->path().toStdString();
-    QTemporaryDir underTmp;
-    QVERIFY(underTmp.isValid());
-    const fs::path tmpDir = underTmp.path().toStdString();
-    QVERIFY(tmpDir.string().rfind("/tmp/", 0) == 0);
-    const HomeFolder homeForRunners(homeDir);
-    auto ev = makeEvaluator();
-    const fs::path workDir = m_lastWorkDir;
-    const fs::path source = candidate("writes-outside",
-        "#include <cerrno>\n#include <sys/stat.h>\n"
-        "static int refusedWith(const std::string& path) {\n"
-        "    const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644); if (fd < 0) return errno;\n"
-        "    const bool wrote = write(fd, \"x\", 1) == 1; close(fd); return wrote ? 0 : -1; }\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    static int failed = -1; if (failed < 0) { failed = 0; const char* home = getenv(\"HOME\");\n"
-        "        if (refusedWith(\""
-            + (outsideDir / "escaped").string()
-            + "\") == 0) failed = 91;\n"
-              "        else if (!home || refusedWith(std::string(home) + \"/escaped\") == 0) failed = 92;\n"
-              "        else if (opendir(\""
-            + tmpDir.string()
-            + "\")) failed = 93;\n"
-              "        else if (mkdir(\""
-            + tmpDir.string() + "\", 0700) != 0 || refusedWith(\"" + (tmpDir / "escaped").string()
-            + "\") != 0) failed = 94;\n"
-              "        else if (refusedWith(\"scratch\") != 0) failed = 95; }\n"
-              "    if (failed) return failed;\n    "
-            + kLoop + "\n    return 0;\n}");
-    const Evaluation e = ev->evaluate(source);
-    const auto env = runnerEnvironment(workDir, "candidate-1");
-    QVERIFY2(env.has_value(), e.log.c_str());
-    if (!env->filesystemConfined)
-        QSKIP("the runner reported filesystem_confined: false (no mount namespace allowed here, or a mount stayed "
-              "writable: its stderr names it), so the candidate could write outside its folder");
-    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
-    QVERIFY(!fs::exists(outsideDir / "escaped"));
-    QVERIFY(!fs::exists(homeDir / "escaped"));
-    QVERIFY(!fs::exists(tmpDir / "escaped"));
-    QVERIFY(fs::exists(workDir / "candidate-1" / "scratch")); // its job's folder is its own
-}
-
-// The test puts a file in a folder it names HOME for the runner; a candidate tries to read it,
-// to list that folder and to list /root (where a root runner's user keeps theirs). The home
-// folders are behind empty tmpfs: nothing to read, nothing listed, and the candidate computes its
-// outputs: PASSED; a read or a listing that found something returns 96, 97 or 98 instead
-// (RUNTIME_ERROR). Skipped where the runner reports filesystem_confined: false. Checked to fail
-// when it was written: with the home folders not covered, the read succeeded (returned 96); with
-// $HOME alone covered (not /root, /home, /run), as root, /root was listed (returned 98); with
-// confineFilesystem() returning true at once, 96.
-void TestEvaluator::candidateCannotReadTheHomeFolder()
-{
-    const auto home = folderOnTheDisk("home");
-    if (!home)
-        QSKIP("the working directory is not writable: no folder outside /tmp to name HOME");
-    const fs::path homeDir = home->path().toStdString();
-    test::writeText(homeDir / "secret.txt", "s3cret");
-    const HomeFolder homeForRunners(homeDir);
-    auto ev = makeEvaluator();
-    const fs::path workDir = m_lastWorkDir;
-    const fs::path source = candidate("reads-home",
-        "static bool listsAnything(const char* dir) {\n"
-        "    DIR* d = dir ? opendir(dir) : nullptr; if (!d) return false; bool found = false;\n"
-        "    while (dirent* e = readdir(d)) found = found || (std::strcmp(e->d_name, \".\") && std::strcmp(e->d_name, "
-        "\"..\"));\n"
-        "    closedir(d); return found; }\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    static int found = -1; if (found < 0) { found = 0; const char* home = getenv(\"HOME\");\n"
-        "        if (home && open((std::string(home) + \"/secret.txt\").c_str(), O_RDONLY) >= 0) found = 96;\n"
-        "        else if (listsAnything(home)) found = 97;\n"
-        "        else if (listsAnything(\"/root\")) found = 98; }\n"
-        "    if (found) return found;\n    "
-            + std::string(kLoop) + "\n    return 0;\n}");
-    const Evaluation e = ev->evaluate(source);
-    const auto env = runnerEnvironment(workDir, "candidate-1");
-    QVERIFY2(env.has_value(), e.log.c_str());
-    if (!env->filesystemConfined)
-        QSKIP("the runner reported filesystem_confined: false (no mount namespace allowed here, or a mount stayed "
-              "writable: its stderr names it), so the candidate could read the home folder");
-    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
-    QCOMPARE(test::readText(homeDir / "secret.txt"), std::string("s3cret")); // it is there, for the others
-}
-
-// A candidate that allocates 1 GiB pieces, up to 64 GiB, on its first call, and returns 100 plus
-// the number it got. Its runner's data may grow by 4 GiB (the evaluator's limit for this test;
-// RLIMIT_DATA): the fourth piece fails (three and the runner's own buffers fill the limit), the
-// candidate returns 103 and the workload is RUNTIME_ERROR, well within the time limit. Safe
-// without the limit too: only the first three pieces are touched (3 GiB, under the limit and far
-// under the CI machine's 24 GiB), the others are only reserved, so a missing limit shows as a
-// count past 4 (all 64 where the system overcommits, as Linux does by default) rather than as a
-// machine out of memory. The pieces are kept in a volatile array: a compiler may otherwise drop
-// an allocation whose pointer is only compared and freed. Skipped where the runner reports no
-// memory limit. Checked to fail when it was written: with RLIMIT_DATA not set, it returned 164.
-void TestEvaluator::allocationsPastTheMemoryLimitFail()
-{
-    constexpr std::uint64_t limit = std::uint64_t {4} << 30;
-    auto ev = makeEvaluator(20s, nullptr, [&](EvaluatorSettings& s) { s.runnerMemoryLimitBytes = limit; });
-    const fs::path workDir = m_lastWorkDir;
-    const fs::path source = candidate("allocates-64-gib",
-        "static void* volatile pieces[64];\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    static bool tried; if (!tried) { tried = true; const size_t gib = size_t {1} << 30; int got = 0;\n"
-        "        for (; got < 64; ++got) {\n"
-        "            void* p = malloc(gib); pieces[got] = p; if (!p) break;\n"
-        "            if (got < 3) for (size_t i = 0; i < gib; i += 4096) static_cast<volatile char*>(p)[i] = 1; }\n"
-        "        for (int k = 0; k < got; ++k) free(pieces[k]);\n"
-        "        return 100 + got; }\n    "
-            + std::string(kLoop) + "\n    return 0;\n}");
-    const Evaluation e = ev->evaluate(source);
-    const auto env = runnerEnvironment(workDir, "candidate-1");
-    QVERIFY2(env.has_value(), e.log.c_str());
-    if (env->memoryLimitBytes == 0)
-        QSKIP("the runner reported no memory limit (memory_limit_bytes: 0)");
-    QCOMPARE(env->memoryLimitBytes, limit);
-    QVERIFY2(e.status == Verdict::RuntimeError, e.log.c_str());
-    const bool failedWithinTheLimit = e.log.find("returned 101") != std::string::npos
-        || e.log.find("returned 102") != std::string::npos || e.log.find("returned 103") != std::string::npos
-        || e.log.find("returned 104") != std::string::npos;
-    QVERIFY2(failedWithinTheLimit, e.log.c_str());
-    QVERIFY2(e.candidateSeconds < 20.0, qPrintable(QString::number(e.candidateSeconds)));
-}
-
-// A candidate that writes a 2 MiB file in 64 KiB pieces into a folder of the test's under /tmp
-// (its private /tmp where the filesystem is confined: it makes the folder first), then deletes it
-// and computes its outputs. Its runner may write no file past 1 MiB (the evaluator's limit for
-// this test; RLIMIT_FSIZE): the write past it is refused and SIGXFSZ ends the runner, so the
-// workload is RUNTIME_ERROR ("killed by SIGXFSZ"); a write refused otherwise (a full /tmp)
-// returns 96. Skipped where the runner reports no file limit. Checked to fail when it was
-// written: with RLIMIT_FSIZE not set, the private /tmp (as large as the file limit) refused the
-// write past 1 MiB (ENOSPC: returned 96), and with no confinement either the candidate wrote its
-// 2 MiB and PASSED.
-void TestEvaluator::filesPastTheSizeLimitAreRefused()
-{
-    constexpr std::uint64_t limit = std::uint64_t {1} << 20;
-    QTemporaryDir underTmp;
-    QVERIFY(underTmp.isValid());
-    const std::string dir = underTmp.path().toStdString();
-    auto ev = makeEvaluator(20s, nullptr, [&](EvaluatorSettings& s) { s.runnerFileLimitBytes = limit; });
-    const fs::path workDir = m_lastWorkDir;
-    const fs::path source = candidate("writes-2-mib",
-        "#include <sys/stat.h>\n"
-        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-        "    static bool written; if (!written) { written = true; mkdir(\""
-            + dir + "\", 0700); const std::string file = \"" + dir
-            + "/big.bin\";\n"
-              "        const int fd = open(file.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644); if (fd < 0) return 95;\n"
-              "        static char piece[65536]; for (int k = 0; k < 32; ++k)\n"
-              "            if (write(fd, piece, sizeof piece) != static_cast<ssize_t>(sizeof piece)) return 96;\n"
-              "        close(fd); unlink(file.c_str()); }\n    "
-            + kLoop + "\n    return 0;\n}");
-    const Evaluation e = ev->evaluate(source);
-    const auto env = runnerEnvironment(workDir, "candidate-1");
-    QVERIFY2(env.has_value(), e.log.c_str());
-    if (env->fileLimitBytes == 0)
-        QSKIP("the runner reported no file size limit (file_limit_bytes: 0)");
-    QCOMPARE(env->fileLimitBytes, limit);
-    QVERIFY2(e.status == Verdict::RuntimeError, e.log.c_str());
-    QVERIFY2(e.log.find("SIGXFSZ") != std::string::npos, e.log.c_str());
-}
-
 KS_TEST_MAIN_CORE(TestEvaluator)
 #include "tst_evaluator.moc"
 
@@ -807,7 +420,7 @@ KS_TEST_MAIN_CORE(TestEvaluator)
 void TestEvaluator::scoredWorkloadsAloneMakeJ()
 {
     const fs::path root = m_root / "scored";
-    writeScaleTask(root);
+    test::writeTwoWorkloadScaleTask(root);
     std::string def = test::scaleDefinition();
     def.replace(def.find("\"op_type\""), 0, "\"scored_workloads\": [\"large-65536\"], ");
     test::writeText(root / "definition.json", def);

@@ -9,11 +9,12 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
-#include <QPushButton>
 #include <QListView>
+#include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScatterSeries>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
@@ -43,6 +44,8 @@ private slots:
     void workersPanelFollowsAParallelSearch();
     void continuesASpentSearch();
     void continuesAStoppedSearch();
+    void unconfinedCandidatesAreShown_data();
+    void unconfinedCandidatesAreShown();
 
 private:
     SessionConfig config(int budget) const;
@@ -327,6 +330,54 @@ void TestGuiSearch::continuesAStoppedSearch()
     QVERIFY(finished.wait(180000));
     qunsetenv("KS_FAKE_LLM_HOLD");
     QCOMPARE(window.document().state().evaluations, 4);
+}
+
+void TestGuiSearch::unconfinedCandidatesAreShown_data()
+{
+    QTest::addColumn<bool>("confine");
+    QTest::newRow("confined (as the machine allows)") << true;
+    QTest::newRow("confinement turned off in the settings") << false;
+}
+
+// The window says once, as a notice, when a live search's candidates run with less than full
+// confinement, and keeps a status-bar mark with what they lacked, from the evaluations' records
+// (so a session opened later shows it too). With confinement on, the mark shows exactly when the
+// runner reported a gap (none where the machine allows every mechanism).
+void TestGuiSearch::unconfinedCandidatesAreShown()
+{
+    QFETCH(bool, confine);
+    ui::Settings::set(ui::settings::confineCandidates, confine);
+    const auto restore = qScopeGuard([] { ui::Settings::set(ui::settings::confineCandidates, true); });
+    ui::MainWindow window;
+    window.show();
+    QStringList notices;
+    connect(&window, &ui::MainWindow::notified, &window,
+        [&](const QString& title, const QString& text) { notices << title + u": " + text; });
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    const fs::path dir = fs::path(m_dir.path().toStdString()) / (confine ? "confined" : "unconfined");
+    QVERIFY(window.startSearch(dir, config(2)));
+    QVERIFY(finished.wait(180000));
+    bool anyGap = false;
+    for (const Attempt& a : window.document().state().tree.attempts()) {
+        QVERIFY2(a.evaluation.confinement, a.node.c_str()); // every evaluation that ran keeps its record
+        QCOMPARE(a.evaluation.confinement->off, !confine);
+        anyGap = anyGap || !confinementGaps(*a.evaluation.confinement).empty();
+    }
+    if (!confine)
+        QVERIFY(anyGap); // the setting itself is the gap
+    auto* mark = window.findChild<QLabel*>(u"statusConfinement"_qs);
+    QVERIFY(mark);
+    QCOMPARE(mark->isVisibleTo(&window), anyGap);
+    const auto unconfinedNotices = notices.filter(u"not fully confined"_qs);
+    QCOMPARE(unconfinedNotices.size(), anyGap ? 1 : 0);
+    if (!confine) {
+        QCOMPARE(mark->text(), u"confinement off"_qs);
+        QVERIFY2(mark->toolTip().contains(u"confinement turned off in the settings"), qPrintable(mark->toolTip()));
+        QVERIFY2(unconfinedNotices.front().contains(u"turned off in the settings"), qPrintable(notices.join(u'\n')));
+    }
+    // Read back from the session folder: the record, not the live run, makes the mark.
+    QVERIFY(window.openSession(QString::fromStdString(dir.string()), false));
+    QCOMPARE(mark->isVisibleTo(&window), anyGap);
 }
 
 KS_TEST_MAIN_GUI(TestGuiSearch)

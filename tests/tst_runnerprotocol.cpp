@@ -22,6 +22,8 @@ Job sampleJob()
     job.measureDevice = true;
     job.fileLimitBytes = std::uint64_t {1} << 20;
     job.memoryLimitBytes = std::uint64_t {4} << 30;
+    job.processLimit = 512;
+    job.confine = false;
     Call call;
     call.id = "w-1";
     call.inputs = {{"x", {17, 4096, "input0_x.bin", {16, 128}}}, {"alpha", {18, 4, {}, {}}}};
@@ -64,6 +66,8 @@ void TestRunnerProtocol::jobRoundTrip()
     QCOMPARE(read.bench.maxSamples, 500);
     QVERIFY(read.measureDevice);
     QCOMPARE(read.memoryLimitBytes, std::uint64_t {4} << 30);
+    QCOMPARE(read.processLimit, std::uint64_t {512});
+    QVERIFY(!read.confine);
     // What the runner requires and what it may default.
     for (const char* key : {"backend", "library", "args_size", "fields", "calls"})
         QVERIFY2(written.contains(key), key);
@@ -76,7 +80,11 @@ void TestRunnerProtocol::jobRoundTrip()
     minimal["calls"][0].erase("repeat_outputs");
     minimal.erase("file_limit_bytes");
     minimal.erase("memory_limit_bytes");
+    minimal.erase("process_limit");
+    minimal.erase("confine");
     const Job defaults = jobFromJson(minimal);
+    QVERIFY(defaults.confine); // a job that says nothing is confined
+    QCOMPARE(defaults.processLimit, std::uint64_t {0});
     QCOMPARE(defaults.fileLimitBytes, std::uint64_t {0}); // the runner's defaults
     QCOMPARE(defaults.memoryLimitBytes, std::uint64_t {0});
     QCOMPARE(defaults.symbol, std::string("ks_run"));
@@ -161,12 +169,15 @@ void TestRunnerProtocol::malformedJobsNameTheField()
 
 void TestRunnerProtocol::resultLinesRoundTrip()
 {
-    EnvironmentLine env {
-        true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0, true, true, std::uint64_t {1} << 30, 12ULL << 30};
+    EnvironmentLine env {true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0, true, true, std::uint64_t {1} << 30,
+        12ULL << 30, 1024, true};
     const EnvironmentLine envBack = environmentFromJson(toJson(env));
     QVERIFY2(toJson(envBack) == toJson(env), toJson(envBack).dump().c_str());
     QVERIFY(envBack.filesystemConfined);
     QCOMPARE(envBack.memoryLimitBytes, std::uint64_t {12} << 30);
+    QCOMPARE(envBack.processLimit, std::uint64_t {1024});
+    QVERIFY(envBack.confinementOff);
+    QVERIFY(!environmentFromJson({{"id", ""}}).confinementOff);
     QVERIFY(!environmentFromJson({{"id", ""}}).filesystemConfined); // an older runner: not confined, no limits
     QCOMPARE(environmentFromJson({{"file_limit_bytes", -1}}).fileLimitBytes, std::uint64_t {0});
     QCOMPARE(toJson(env)["status"].get<std::string>(), std::string(status::kEnvironment));

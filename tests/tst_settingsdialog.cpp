@@ -20,7 +20,8 @@ class TestSettingsDialog : public QObject
 private slots:
     void evaluatorsTab_data();
     void evaluatorsTab();
-    void notificationsAreASetting();
+    void switchesAreSettings_data();
+    void switchesAreSettings();
 };
 
 void TestSettingsDialog::evaluatorsTab_data()
@@ -92,23 +93,33 @@ void TestSettingsDialog::evaluatorsTab()
     }
 }
 
-// The notices of a live search can be turned off, and the dialog shows what is stored.
-void TestSettingsDialog::notificationsAreASetting()
+void TestSettingsDialog::switchesAreSettings_data()
 {
+    QTest::addColumn<QString>("box");
+    QTest::newRow("notices of a live search") << u"notifications"_qs;
+    QTest::newRow("confinement of candidates") << u"confineCandidates"_qs;
+}
+
+// The switches of the Evaluation tab show what is stored and store what is set.
+void TestSettingsDialog::switchesAreSettings()
+{
+    QFETCH(QString, box);
+    const ui::SettingKey<bool>& key =
+        box == u"notifications" ? ui::settings::notifications : ui::settings::confineCandidates;
     ui::Settings::set(ui::settings::localWorkers, 1); // a valid Evaluators tab, whatever ran before
     ui::Settings::set(ui::settings::workerCommands, QStringList());
     ui::Settings::set(ui::settings::gpus, QString());
     ui::Settings::set(ui::settings::slurm, QString());
     for (const bool on : {false, true}) {
-        ui::Settings::set(ui::settings::notifications, !on);
+        ui::Settings::set(key, !on);
         ui::SettingsDialog dialog;
-        auto* box = dialog.findChild<QCheckBox*>(u"notifications"_qs);
-        QVERIFY(box);
-        QCOMPARE(box->isChecked(), !on);
-        box->setChecked(on);
+        auto* check = dialog.findChild<QCheckBox*>(box);
+        QVERIFY(check);
+        QCOMPARE(check->isChecked(), !on);
+        check->setChecked(on);
         dialog.accept();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
-        QCOMPARE(ui::Settings::get(ui::settings::notifications), on);
+        QCOMPARE(ui::Settings::get(key), on);
     }
 }
 

@@ -313,6 +313,9 @@ void MainWindow::createStatusBar()
     m_statusElapsed = label(QStringLiteral("statusElapsed"));
     m_statusDevice = label(QStringLiteral("statusDevice"));
     m_statusWorkers = label(QStringLiteral("statusWorkers"));
+    m_statusConfinement = label(QStringLiteral("statusConfinement"));
+    m_statusConfinement->setStyleSheet(QStringLiteral("color: #b3261e; font-weight: bold"));
+    m_statusConfinement->hide();
 }
 
 void MainWindow::updateWorkers()
@@ -337,8 +340,10 @@ void MainWindow::updateStatus()
         for (QLabel* l :
             {m_statusRun, m_statusBudget, m_statusTokens, m_statusDollars, m_statusElapsed, m_statusDevice})
             l->clear();
+        m_statusConfinement->hide();
         return;
     }
+    updateConfinementStatus();
     const QString sessionLabel = q(m_document.config().label);
     m_sessionLabel->setText(sessionLabel);
     m_sessionLabel->setVisible(!sessionLabel.isEmpty());

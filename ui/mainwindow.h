@@ -90,6 +90,7 @@ private:
     void showNodeMenu(const QString& id, const QPoint& at);
     // Notices of a live search (mainwindownotice.cpp).
     void noticeAttempt(int index);
+    void updateConfinementStatus();
     void notify(const QString& title, const QString& text);
     void applyNodeFilter(const QString& filter);
     RunOptions runOptions() const;
@@ -129,6 +130,7 @@ private:
     NodeFilterProxy* m_tableProxy = nullptr;
     QLineEdit* m_filter = nullptr;
     QSystemTrayIcon* m_tray = nullptr; // made at the first notice where a tray exists
+    std::filesystem::path m_confinementNoticed; // the session whose unconfined candidates were notified
     QTableView* m_table = nullptr;
     EventLogModel* m_logModel = nullptr;
     QWidget* m_graphPage = nullptr;
@@ -140,7 +142,8 @@ private:
     QLabel* m_historyLabel = nullptr;
     QSpinBox *m_budget = nullptr, *m_k = nullptr;
     QLabel *m_statusRun = nullptr, *m_statusBudget = nullptr, *m_statusTokens = nullptr, *m_statusDollars = nullptr,
-           *m_statusElapsed = nullptr, *m_statusDevice = nullptr, *m_statusWorkers = nullptr;
+           *m_statusElapsed = nullptr, *m_statusDevice = nullptr, *m_statusWorkers = nullptr,
+           *m_statusConfinement = nullptr;
     QAction *m_pause = nullptr, *m_step = nullptr, *m_resume = nullptr, *m_stop = nullptr, *m_continue = nullptr;
     QAction *m_setValue = nullptr, *m_prune = nullptr, *m_restore = nullptr, *m_inject = nullptr,
             *m_editIntent = nullptr, *m_pin = nullptr, *m_evaluate = nullptr, *m_export = nullptr,

@@ -246,6 +246,7 @@ RunOptions MainWindow::runOptions() const
         : Settings::get(settings::slurmKsearch).toStdString();
     o.localEvaluators = Settings::get(settings::localWorkers);
     o.lanes = Settings::get(settings::parallel);
+    o.confineCandidates = Settings::get(settings::confineCandidates);
     for (const QString& f : Settings::get(settings::extraCompilerFlags).split(u' ', Qt::SkipEmptyParts))
         o.extraFlags.push_back(f.toStdString());
     PriceTable prices = PriceTable::builtIn();

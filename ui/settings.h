@@ -65,6 +65,8 @@ inline const SettingKey<QString> pricesFile {"llm/pricesFile", {}};
 inline const SettingKey<QByteArray> windowGeometry {"window/geometry", {}};
 // A desktop notification (tray message, taskbar alert) when a live search finds a new best or ends.
 inline const SettingKey<bool> notifications {"window/notifications", true};
+// Candidates run confined (docs/security.md); off only to debug one. Every evaluation records it.
+inline const SettingKey<bool> confineCandidates {"evaluation/confineCandidates", true};
 inline const SettingKey<QByteArray> windowState {"window/state", {}};
 } // namespace settings
 

@@ -100,6 +100,11 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     m_notify->setObjectName(QStringLiteral("notifications"));
     m_notify->setChecked(Settings::get(settings::notifications));
     evalForm->addRow(tr("Notifications"), m_notify);
+    m_confine =
+        new QCheckBox(tr("Confine candidates (turn off only to debug one; every evaluation records it)"), evaluation);
+    m_confine->setObjectName(QStringLiteral("confineCandidates"));
+    m_confine->setChecked(Settings::get(settings::confineCandidates));
+    evalForm->addRow(tr("Confinement"), m_confine);
     tabs->addTab(evaluation, tr("Evaluation"));
 
     auto* evaluators = new QWidget(tabs);
@@ -219,6 +224,7 @@ void SettingsDialog::accept()
     Settings::set(settings::pricesFile, m_prices->text().trimmed());
     Settings::set(settings::sessionsFolder, m_folder->text().trimmed());
     Settings::set(settings::notifications, m_notify->isChecked());
+    Settings::set(settings::confineCandidates, m_confine->isChecked());
     QDialog::accept();
 }
 

@@ -29,6 +29,7 @@ private:
     QLineEdit *m_device, *m_flags, *m_python, *m_prices, *m_folder;
     QDoubleSpinBox* m_benchSeconds;
     QCheckBox* m_notify;
+    QCheckBox* m_confine;
     QLineEdit *m_gpus, *m_slurm, *m_slurmKsearch;
     QSpinBox *m_perDevice, *m_parallel, *m_slurmWorkers;
     QPlainTextEdit* m_workers;

@@ -49,7 +49,7 @@ nlohmann::json toJson(const Evaluation& e)
     for (const auto& r : e.resources)
         resources.push_back({{"kernel", r.kernel}, {"registers", r.registers}, {"shared_bytes", r.sharedBytes},
             {"spill_bytes", r.spillBytes}, {"stack_bytes", r.stackBytes}});
-    return {{"status", verdictName(e.status)}, {"score", e.score}, {"latency_us", e.latencyMicros},
+    nlohmann::json j {{"status", verdictName(e.status)}, {"score", e.score}, {"latency_us", e.latencyMicros},
         {"baseline_latency_us", e.baselineLatencyMicros}, {"log", e.log}, {"workloads", workloads},
         {"resources", resources}, {"device", e.device}, {"copy_bandwidth_gbs", e.copyBandwidthGBs},
         {"compile_cached", e.compileCached},
@@ -58,6 +58,9 @@ nlohmann::json toJson(const Evaluation& e)
                 {"baseline", e.baselineSeconds}, {"candidate", e.candidateSeconds}, {"timed_gpu", e.timedGpuSeconds},
                 {"total", e.totalSeconds}}},
         {"phases_s", e.phases}};
+    if (e.confinement) // written only when known, so older journals read back unchanged
+        j["confinement"] = toJson(*e.confinement);
+    return j;
 }
 
 std::optional<Verdict> parseVerdict(std::string_view name)
@@ -135,6 +138,8 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
     for (const auto& [phase, s] : phases.items())
         if (s.is_number())
             e.phases[phase] = s.get<double>();
+    if (const auto it = j.find("confinement"); it != j.end())
+        e.confinement = confinementFromJson(*it);
     return e;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "confinement.h"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -86,6 +88,9 @@ struct Evaluation {
     // (the rest of the process's life), read_results, compare; and device_wait, the time it queued
     // behind other evaluators of the same device before its runner started.
     std::map<std::string, double> phases;
+    // How the candidate's process was confined; nullopt where nothing of it ran (a compile
+    // error) or the evaluation predates the record.
+    std::optional<Confinement> confinement;
 };
 
 nlohmann::json toJson(const Evaluation& e);

@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -475,6 +476,37 @@ AppliedLimits limitResources(const ksr::Job& job)
     return applied;
 }
 
+// Whether this kernel keeps a pid_max per PID namespace (Linux 6.14 and later). Before that
+// kernel.pid_max is the machine's: writing it from a job would starve the whole system.
+bool pidMaxPerNamespace()
+{
+    utsname u {};
+    int major = 0, minor = 0;
+    return ::uname(&u) == 0 && std::sscanf(u.release, "%d.%d", &major, &minor) == 2
+        && (major > 6 || (major == 6 && minor >= 14));
+}
+
+// The processes and threads of the job's PID namespace, at most `limit` at once (a fork or a
+// thread past it fails with EAGAIN): the namespace's pid_max, which a process of the namespace
+// holding CAP_SYS_ADMIN in its user namespace may lower (the job's process, before it drops its
+// capabilities; /proc is still the system's, whose kernel.pid_max answers for the namespace of
+// whoever writes it). Not RLIMIT_NPROC: root ignores it, and it counts every process of the user.
+// Pids 1 (the init) and 2 (the job) are already taken. What was set; 0 where nothing could be.
+std::uint64_t limitProcesses(std::uint64_t limit, bool inOwnPidNamespace)
+{
+    constexpr std::uint64_t kernelFloor = 301; // PID_MAX_MIN
+    if (!inOwnPidNamespace || !pidMaxPerNamespace())
+        return 0;
+    limit = std::max(limit == 0 ? 1024 : limit, kernelFloor);
+    const int fd = ::open("/proc/sys/kernel/pid_max", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    const std::string text = std::to_string(limit);
+    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return written ? limit : 0;
+}
+
 double monotonicSeconds()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -483,6 +515,7 @@ double monotonicSeconds()
 // A backend ready for a job: the network cut off first, then the device context created.
 struct ReadyBackend {
     std::unique_ptr<ksr::Backend> backend;
+    bool confine = true; // false: a person turned confinement off (Job::confine)
     bool networkIsolated = false;
     bool processesContained = false;
     double startupSeconds = 0.0; // from exec to here
@@ -492,12 +525,14 @@ struct ReadyBackend {
 
 // underTool: the runner runs under a tool (compute-sanitizer) that talks to its injection in this
 // process over TCP on loopback, which a network namespace of its own would cut.
-ReadyBackend prepareBackend(const std::string& name, bool underTool = false)
+// confine: false when a person turned confinement off: neither namespace is made.
+ReadyBackend prepareBackend(const std::string& name, bool confine, bool underTool = false)
 {
     ReadyBackend ready;
-    ready.networkIsolated = !underTool && isolateNetwork(name == "host");
+    ready.confine = confine;
+    ready.networkIsolated = confine && !underTool && isolateNetwork(name == "host");
     // The host backend only: a CUDA runner in a PID namespace has not been tried on a GPU yet.
-    ready.processesContained = name == "host" && !underTool && containChildProcesses();
+    ready.processesContained = confine && name == "host" && !underTool && containChildProcesses();
     if (name == "host") {
         ready.backend = ksr::makeHostBackend();
     } else if (name == "cuda") {
@@ -541,7 +576,9 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     // Absolute: the confined process works in its job's folder, and mounts are made on both.
     const std::string dir = canonicalPath(job.dir);
     const std::string library = canonicalPath(job.library);
-    const bool host = job.backend == "host";
+    const bool host = job.backend == "host" && ready.confine && job.confine;
+    // Before the mount namespace replaces /proc (read-only, the namespace's own).
+    const std::uint64_t processLimit = host ? limitProcesses(job.processLimit, ready.processesContained) : 0;
     // The host backend only, in the PID namespace (its /proc): CUDA and Python runners have not
     // been tried confined (no GPU to test them on). Before any file is opened for writing: a
     // mount is not made read-only while a file on it is open for writing (EBUSY).
@@ -564,6 +601,8 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     env.filesystemConfined = confined;
     env.fileLimitBytes = limits.fileBytes;
     env.memoryLimitBytes = limits.memoryBytes;
+    env.processLimit = processLimit;
+    env.confinementOff = !ready.confine || !job.confine;
     env.startupSeconds = ready.startupSeconds;
     env.readyMonotonicSeconds = ready.readyMonotonic;
     if (job.bench.enabled && job.measureDevice) {
@@ -634,15 +673,15 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
 int runJob(const std::string& dir)
 {
     const ksr::Job job = ksr::readJob(dir);
-    ReadyBackend ready = prepareBackend(job.backend);
+    ReadyBackend ready = prepareBackend(job.backend, job.confine);
     return ready.backend ? executeJob(job, ready) : ready.failure;
 }
 
 // Started ahead of its job: everything up to a ready backend now, then the job from the socket.
-int runHandedOverJob(const std::string& backendName, int socket, bool underTool)
+int runHandedOverJob(const std::string& backendName, int socket, bool underTool, bool confine)
 {
     ::fcntl(socket, F_SETFD, FD_CLOEXEC); // nothing this process may start inherits it
-    ReadyBackend ready = prepareBackend(backendName, underTool);
+    ReadyBackend ready = prepareBackend(backendName, confine, underTool);
     if (!ready.backend)
         return ready.failure;
     const auto received = ksr::receiveJob(socket);
@@ -673,17 +712,22 @@ int main(int argc, char** argv)
         std::cout << "ksearch-runner " << KSEARCH_VERSION << "\n";
         return kExitOk;
     }
-    const bool underTool = argc == 6 && std::strcmp(argv[5], "--under-tool") == 0;
+    bool underTool = false, confine = true, known = true;
+    for (int i = 5; i < argc; ++i) {
+        underTool = underTool || std::strcmp(argv[i], "--under-tool") == 0;
+        confine = confine && std::strcmp(argv[i], "--unconfined") != 0;
+        known = known && (std::strcmp(argv[i], "--under-tool") == 0 || std::strcmp(argv[i], "--unconfined") == 0);
+    }
     const bool handedOver =
-        (argc == 5 || underTool) && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
+        argc >= 5 && known && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
     if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
-        std::cerr << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool] | --probe | "
-                     "--version\n";
+        std::cerr << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool] [--unconfined] | "
+                     "--probe | --version\n";
         return kExitUsage;
     }
     try {
         if (handedOver)
-            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool);
+            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool, confine);
         return runJob(argv[2]);
     } catch (const std::exception& e) {
         std::cerr << "ksearch-runner: " << e.what() << "\n";

@@ -13,7 +13,7 @@ The candidate defines run(...) taking the definition's inputs in order (tensors,
 Python numbers) and either also its outputs, which it fills (destination-passing, as the C ABI),
 or nothing more, returning the outputs (a tensor, or a tuple in definition order).
 
-Usage: python3 ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD | --probe [--triton]
+Usage: python3 ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD [--unconfined] | --probe [--triton]
 """
 
 import ctypes
@@ -719,13 +719,14 @@ def is_device_error(torch, device, exc):
         return True
 
 
-def ready_device(backend):
-    """Everything before a job: the network cut off, torch imported, the device context made.
+def ready_device(backend, confine=True):
+    """Everything before a job: the network cut off (unless a person turned confinement off),
+    torch imported, the device context made.
     Returns (torch, device, isolated, seconds since exec) or an exit code."""
     if backend not in ("host", "cuda"):
         print("ksearch-pyrunner: unknown backend '%s'" % backend, file=sys.stderr)
         return EXIT_USAGE
-    isolated = isolate_network(backend == "host")
+    isolated = confine and isolate_network(backend == "host")
     try:
         import torch
     except ImportError as e:
@@ -792,16 +793,16 @@ def renumber_descriptors(job, descriptors):
 
 def run_job(job_dir):
     job = read_job(job_dir)
-    ready = ready_device(job.get("backend"))
+    ready = ready_device(job.get("backend"), job.get("confine", True) is not False)
     if isinstance(ready, int):
         return ready
     return execute_job(job_dir, job, ready, time.monotonic())
 
 
-def run_handed_over(backend, fd):
+def run_handed_over(backend, fd, confine):
     """Started ahead of its job: everything up to a ready device now, then the job from the socket."""
     os.set_inheritable(fd, False)  # nothing this process may start inherits it
-    ready = ready_device(backend)
+    ready = ready_device(backend, confine)
     if isinstance(ready, int):
         return ready
     ready_at = time.monotonic()
@@ -828,7 +829,8 @@ def execute_job(job_dir, job, ready, ready_at):
         results.flush()  # each line survives a crash in the next call
 
     env = {"id": "", "status": "environment", "network_isolated": isolated,
-           "startup_s": startup, "ready_monotonic_s": ready_at}
+           "startup_s": startup, "ready_monotonic_s": ready_at,
+           "confinement_off": job.get("confine", True) is False}
     if job["bench"].get("enabled") and job.get("measure_device"):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
@@ -909,14 +911,15 @@ def main(argv):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing candidate must not litter core files
     if len(argv) >= 2 and argv[1] == "--probe":
         return probe("--triton" in argv[2:])
-    handed_over = len(argv) == 5 and argv[1] == "--warm" and argv[3] == "--handoff"
+    handed_over = (len(argv) == 5 or (len(argv) == 6 and argv[5] == "--unconfined")) \
+        and argv[1] == "--warm" and argv[3] == "--handoff"
     if not handed_over and (len(argv) != 3 or argv[1] != "--job"):
-        print("usage: ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD | --probe [--triton]",
+        print("usage: ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD [--unconfined] | --probe [--triton]",
               file=sys.stderr)
         return EXIT_USAGE
     try:
         if handed_over:
-            return run_handed_over(argv[2], int(argv[4]))
+            return run_handed_over(argv[2], int(argv[4]), len(argv) == 5)
         return run_job(argv[2])
     except (OSError, KeyError, ValueError, TypeError) as e:
         print("ksearch-pyrunner: %s: %s" % (type(e).__name__, e), file=sys.stderr)

@@ -1,0 +1,50 @@
+#include "confinement.h"
+
+namespace ks {
+
+std::vector<std::string> confinementGaps(const Confinement& c)
+{
+    if (c.off)
+        return {"confinement turned off in the settings"};
+    std::vector<std::string> gaps;
+    const std::pair<bool, const char*> parts[] = {{c.network, "no network namespace"},
+        {c.processes, "forked processes may outlive the run"}, {c.filesystem, "the filesystem is writable"},
+        {c.fileLimitBytes > 0, "no file size limit"}, {c.memoryLimitBytes > 0, "no memory limit"},
+        {c.processLimit > 0, "no process limit"}};
+    for (const auto& [had, gap] : parts)
+        if (!had)
+            gaps.emplace_back(gap);
+    return gaps;
+}
+
+nlohmann::json toJson(const Confinement& c)
+{
+    return {{"off", c.off}, {"network", c.network}, {"processes", c.processes}, {"filesystem", c.filesystem},
+        {"file_limit_bytes", c.fileLimitBytes}, {"memory_limit_bytes", c.memoryLimitBytes},
+        {"process_limit", c.processLimit}};
+}
+
+std::optional<Confinement> confinementFromJson(const nlohmann::json& j)
+{
+    if (!j.is_object())
+        return std::nullopt;
+    auto flag = [&](const char* key) {
+        const auto it = j.find(key);
+        return it != j.end() && it->is_boolean() && it->get<bool>();
+    };
+    auto count = [&](const char* key) {
+        const auto it = j.find(key);
+        return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : std::uint64_t {0};
+    };
+    Confinement c;
+    c.off = flag("off");
+    c.network = flag("network");
+    c.processes = flag("processes");
+    c.filesystem = flag("filesystem");
+    c.fileLimitBytes = count("file_limit_bytes");
+    c.memoryLimitBytes = count("memory_limit_bytes");
+    c.processLimit = count("process_limit");
+    return c;
+}
+
+} // namespace ks

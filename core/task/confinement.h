@@ -1,0 +1,37 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+// How a candidate's process was confined while it ran, as its runner reported it
+// (docs/security.md, "Confinement"). Kept with each evaluation, so a session shows afterwards
+// which of its verdicts came from a process that could reach the network or the user's files.
+struct Confinement {
+    bool off = false; // a person turned confinement off in the settings (to debug a candidate)
+    bool network = false; // a network namespace of its own: no connection leaves it
+    bool processes = false; // what it forks lives in a PID namespace that ends with the runner
+    bool filesystem = false; // read-only system, homes hidden, a private /tmp, its folder writable
+    // Limits set before it was loaded; 0: none.
+    std::uint64_t fileLimitBytes = 0;
+    std::uint64_t memoryLimitBytes = 0;
+    std::uint64_t processLimit = 0;
+
+    bool operator==(const Confinement&) const = default;
+};
+
+// What the candidate's process lacked, one short phrase each ("no network namespace", ...), in a
+// fixed order; a single "confinement turned off in the settings" when a person turned it off;
+// empty when it had everything.
+std::vector<std::string> confinementGaps(const Confinement& c);
+
+nlohmann::json toJson(const Confinement& c);
+// nullopt when `j` is not an object (evaluations written before confinement was recorded).
+std::optional<Confinement> confinementFromJson(const nlohmann::json& j);
+
+} // namespace ks
