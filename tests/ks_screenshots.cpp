@@ -28,6 +28,8 @@
 #include <mainwindow.h>
 #include <newsearchdialog.h>
 #include <nodeinspector.h>
+#include <sessioncomparedialog.h>
+#include <sessionlibrarydialog.h>
 #include <settings.h>
 #include <settingsdialog.h>
 
@@ -214,6 +216,35 @@ bool confinementShot(ui::MainWindow& window, const QString& out)
     return ok;
 }
 
+// File > Session Library over two copies of the example session (one cut after its eighth
+// evaluation, as if killed there), and the comparison of the two.
+bool libraryShot(ui::MainWindow& window, const QString& out)
+{
+    QTemporaryDir dir;
+    const std::filesystem::path folder = std::filesystem::path(dir.path().toStdString()) / "sessions";
+    std::filesystem::create_directories(folder);
+    const std::filesystem::path full = folder / "matmul-ksearch", cut = folder / "matmul-killed-early";
+    std::filesystem::copy(ui::MainWindow::exampleSession(), full, std::filesystem::copy_options::recursive);
+    test::copySessionCutShort(ui::MainWindow::exampleSession(), cut, 8);
+    ui::Settings::set(ui::settings::sessionsFolder, QString::fromStdString(folder.string()));
+    ui::Settings::set(ui::settings::recentSessions, QStringList());
+    ui::SessionLibraryDialog* library = window.showSessionLibrary();
+    QSignalSpy loaded(library, &ui::SessionLibraryDialog::loaded);
+    if (!loaded.wait(30000))
+        return false;
+    library->select({std::filesystem::canonical(full), std::filesystem::canonical(cut)});
+    settle(500);
+    bool ok = grab(library, out + u"/session-library.png");
+    ui::SessionCompareDialog* compare = library->compareSelected();
+    if (!compare)
+        return false;
+    settle(800);
+    ok = grab(compare, out + u"/session-compare.png") && ok;
+    compare->setXAxis(ui::SessionCompareDialog::XAxis::Seconds);
+    settle(500);
+    return grab(compare, out + u"/session-compare-time.png") && ok;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -235,6 +266,8 @@ int main(int argc, char** argv)
         return settingsShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--sanitizer-only"))
         return sanitizerShot(window, out) ? 0 : 1;
+    if (mode == QLatin1String("--library-only"))
+        return libraryShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--confinement-only"))
         return confinementShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--code-only"))

@@ -70,6 +70,19 @@ void copyTree(const fs::path& from, const fs::path& to)
     fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
+void copySessionCutShort(const fs::path& from, const fs::path& to, int evaluations)
+{
+    fs::copy(from, to, fs::copy_options::recursive);
+    std::ifstream in(from / "journal.jsonl");
+    std::ofstream out(to / "journal.jsonl", std::ios::trunc);
+    int seen = 0;
+    for (std::string line; seen < evaluations && std::getline(in, line);) {
+        out << line << "\n";
+        seen += line.find("\"type\":\"evaluation\"") != std::string::npos ? 1 : 0;
+    }
+    fs::remove(to / "tree.json");
+}
+
 void copySessionAsCuda(const fs::path& from, const fs::path& to, const std::string& resources)
 {
     copyTree(from, to);

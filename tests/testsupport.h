@@ -27,6 +27,9 @@ void copyTree(const std::filesystem::path& from, const std::filesystem::path& to
 // empty, becomes every evaluation's ptxas report (the "resources" array of Evaluation's JSON).
 void copySessionAsCuda(
     const std::filesystem::path& from, const std::filesystem::path& to, const std::string& resources = {});
+// A copy of the session in `from` at `to` (which must not exist) whose journal ends with its
+// `evaluations`-th evaluation, as if the run had been killed there; no checkpoint.
+void copySessionCutShort(const std::filesystem::path& from, const std::filesystem::path& to, int evaluations);
 
 // definition.json of a small test task, y = alpha * x over float32 [n], with a cost model whose
 // byte count is `costBytes` (an expression over n).

@@ -1,19 +1,11 @@
 #include "eventlogmodel.h"
 
+#include "qtext.h"
 #include "searchdocument.h"
 
 #include <QColor>
 
 namespace ks::ui {
-
-namespace {
-
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-} // namespace
 
 EventLogModel::EventLogModel(const SearchDocument& document, QObject* parent)
     : QAbstractListModel(parent)

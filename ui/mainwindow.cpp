@@ -6,6 +6,7 @@
 #include "nodefilter.h"
 #include "nodeinspector.h"
 #include "nodetablemodel.h"
+#include "qtext.h"
 #include "sanitizerrun.h"
 #include "settings.h"
 #include "treegraphview.h"
@@ -41,15 +42,6 @@
 #include <searchrun.h>
 
 namespace ks::ui {
-
-namespace {
-
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
-} // namespace
 
 std::filesystem::path MainWindow::exampleSession()
 {

@@ -40,6 +40,8 @@ class TreeGraphView;
 // the selected node, the charts, the event log and the LLM's live output in docks; run controls,
 // budget and K, and the history slider in the tool bar; budget, tokens, dollars, time and device
 // in the status bar. Steering actions go through the undo stack to the running engine.
+class SessionLibraryDialog;
+
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -74,6 +76,8 @@ public slots:
     // person or ended by a limit. `budget` (when set) replaces a budget that is used up; the
     // action asks for one then.
     bool continueSession(std::optional<int> budget = std::nullopt);
+    // File > Session Library (mainwindowlibrary.cpp): the dialog, shown and reading its sessions.
+    ks::ui::SessionLibraryDialog* showSessionLibrary();
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -3,6 +3,7 @@
 
 #include "mainwindow.h"
 #include "newsearchdialog.h"
+#include "qtext.h"
 #include "settings.h"
 #include "settingsdialog.h"
 #include "steeringcommands.h"
@@ -38,11 +39,6 @@ namespace ks::ui {
 
 namespace {
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 QAction* named(QAction* a, const char* name, const QKeySequence& shortcut = {})
 {
     a->setObjectName(QLatin1String(name));
@@ -66,6 +62,8 @@ void MainWindow::createActions()
             recent->addAction(dir, this, [this, dir] { openSession(dir, true); });
     });
     named(file->addAction(tr("Open the &Example"), this, &MainWindow::openExample), "actionOpenExample");
+    named(file->addAction(tr("Session &Library..."), this, &MainWindow::showSessionLibrary), "actionSessionLibrary",
+        QKeySequence(tr("Ctrl+L")));
     m_export = named(file->addAction(tr("&Export..."), this, &MainWindow::exportSession), "actionExport");
     file->addSeparator();
     named(file->addAction(tr("&Settings..."), this, &MainWindow::showSettings), "actionSettings",

@@ -1,6 +1,7 @@
 #include "newsearchdialog.h"
 
 #include "llmrolebox.h"
+#include "qtext.h"
 #include "settings.h"
 
 #include <search/taskbrief.h>
@@ -32,11 +33,6 @@
 namespace ks::ui {
 
 namespace {
-
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 QLineEdit* fileField(QWidget* parent, const QString& name, bool folder, QHBoxLayout** row)
 {

@@ -1,6 +1,7 @@
 #include "nodeinspector.h"
 
 #include "codeview.h"
+#include "qtext.h"
 #include "searchdocument.h"
 #include "uistyle.h"
 
@@ -28,11 +29,6 @@
 namespace ks::ui {
 
 namespace {
-
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 QTableView* makeTable(QStandardItemModel* model, const QString& name, QWidget* parent)
 {

@@ -1,5 +1,7 @@
 #include "searchdocument.h"
 
+#include "qtext.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -8,11 +10,6 @@ namespace ks::ui {
 namespace {
 
 constexpr int kSnapshotEvery = 64;
-
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 } // namespace
 

@@ -1,5 +1,6 @@
 #include "workersmodel.h"
 
+#include "qtext.h"
 #include "searchdocument.h"
 
 #include <session/runsummary.h>
@@ -9,11 +10,6 @@
 namespace ks::ui {
 
 namespace {
-
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 QString displayName(const std::string& name)
 {
