@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <mainwindow.h>
 #include <newsearchdialog.h>
+#include <nodecomparedialog.h>
 #include <nodeinspector.h>
 #include <sessioncomparedialog.h>
 #include <sessionlibrarydialog.h>
@@ -217,7 +218,7 @@ bool confinementShot(ui::MainWindow& window, const QString& out)
 }
 
 // File > Session Library over two copies of the example session (one cut after its eighth
-// evaluation, as if killed there), and the comparison of the two.
+// evaluation, as if killed there), the comparison of the two, and two nodes of one compared.
 bool libraryShot(ui::MainWindow& window, const QString& out)
 {
     QTemporaryDir dir;
@@ -242,7 +243,22 @@ bool libraryShot(ui::MainWindow& window, const QString& out)
     ok = grab(compare, out + u"/session-compare.png") && ok;
     compare->setXAxis(ui::SessionCompareDialog::XAxis::Seconds);
     settle(500);
-    return grab(compare, out + u"/session-compare-time.png") && ok;
+    ok = grab(compare, out + u"/session-compare-time.png") && ok;
+    compare->close();
+    library->close();
+    // Node > Compare With Another Node on the example: its first refinement against its best.
+    if (!window.openExample())
+        return false;
+    ui::NodeCompareDialog* nodes = window.compareNodes(QStringLiteral("n1"), QStringLiteral("n8"));
+    if (!nodes)
+        return false;
+    settle(800);
+    ok = grab(nodes, out + u"/node-compare.png") && ok;
+    nodes->close();
+    // Charts > Per workload of the example.
+    window.charts()->findChild<QTabWidget*>(QStringLiteral("chartTabs"))->setCurrentIndex(3);
+    settle(500);
+    return grab(window.charts(), out + u"/per-workload.png") && ok;
 }
 
 int main(int argc, char** argv)

@@ -1,3 +1,4 @@
+#include "guitestsupport.h"
 #include "testmain.h"
 #include "testsupport.h"
 
@@ -5,10 +6,13 @@
 #include <util/linediff.h>
 
 #include <QAbstractItemModelTester>
+#include <QBarSeries>
+#include <QBarSet>
 #include <QChartView>
 #include <QComboBox>
 #include <QDialog>
 #include <QDockWidget>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
@@ -19,19 +23,23 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 
 #include <algorithm>
 #include <chartspanel.h>
+#include <cmath>
 #include <codeview.h>
 #include <mainwindow.h>
 #include <newsearchdialog.h>
+#include <nodecomparedialog.h>
 #include <nodeinspector.h>
 #include <nodetablemodel.h>
 #include <sanitizer.h>
 #include <treegraphview.h>
+#include <workloadbestview.h>
 
 using namespace ks;
 
@@ -53,6 +61,8 @@ private slots:
     void keyboardWalksTheTree();
     void inspectorComparesPrograms_data();
     void inspectorComparesPrograms();
+    void comparesTwoNodes();
+    void showsTheBestAttemptPerWorkload();
 };
 
 void TestMainWindow::showsTasks()
@@ -439,6 +449,138 @@ void TestMainWindow::inspectorComparesPrograms()
     const QString chosen = choices->currentText();
     inspector->showAttempt(node->attempts.front());
     QCOMPARE(choices->currentText(), chosen);
+}
+
+// Node > Compare With Another Node on the example: each node stands for its best passing attempt
+// (the last evaluated one when none passed), the chart has a bar per workload for each, the table
+// names the faster on each workload with the ratio, and the code tab is the diff of the two.
+void TestMainWindow::comparesTwoNodes()
+{
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    const SearchState& s = window.document().state();
+    const auto bestOf = [&](const char* node) {
+        int best = -1;
+        for (const Attempt& a : s.tree.attempts())
+            if (a.node == node && a.passed() && (best < 0 || a.score() > s.tree.attempt(best)->score()))
+                best = a.index;
+        return best;
+    };
+    const int first = ui::NodeCompareDialog::representativeAttempt(s, "n1");
+    const int second = ui::NodeCompareDialog::representativeAttempt(s, "n8");
+    QCOMPARE(first, bestOf("n1"));
+    QCOMPARE(second, bestOf("n8"));
+    QCOMPARE(ui::NodeCompareDialog::representativeAttempt(s, "root"), -1); // never evaluated
+    const int failedOnly = ui::NodeCompareDialog::representativeAttempt(s, "n2");
+    QVERIFY(failedOnly >= 0 && !s.tree.attempt(failedOnly)->passed()); // its last evaluated attempt
+
+    window.selectNode(u"n1"_qs);
+    auto* action = window.findChild<QAction*>(u"actionCompareNodes"_qs);
+    QVERIFY(action->isEnabled());
+    QString offered;
+    test::answerNextDialog([&](QDialog* d) {
+        auto* box = qobject_cast<QInputDialog*>(d);
+        offered = box->comboBoxItems().join(u'|');
+        auto* combo = box->findChild<QComboBox*>();
+        for (int i = 0; combo && i < combo->count(); ++i)
+            if (combo->itemText(i).startsWith(u"n8:"))
+                combo->setCurrentIndex(i);
+        d->accept();
+    });
+    action->trigger();
+    QVERIFY2(!offered.contains(u"n1:") && !offered.contains(u"root:"), qPrintable(offered));
+    auto* dialog = window.findChild<ui::NodeCompareDialog*>(u"nodeCompare"_qs);
+    QVERIFY(dialog);
+
+    const Attempt& a = *s.tree.attempt(first);
+    const Attempt& b = *s.tree.attempt(second);
+    auto* chart = dialog->findChild<QChartView*>(u"nodeCompareChart"_qs);
+    auto* bars = qobject_cast<QBarSeries*>(chart->chart()->series().value(0));
+    QVERIFY(bars);
+    QCOMPARE(bars->count(), 2);
+    const int workloads = static_cast<int>(a.evaluation.workloads.size());
+    QCOMPARE(bars->barSets()[0]->count(), workloads);
+    QCOMPARE(bars->barSets()[1]->count(), workloads);
+    auto* table = dialog->findChild<QTableWidget*>(u"nodeCompareTable"_qs);
+    QCOMPARE(table->rowCount(), workloads);
+    for (int row = 0; row < workloads; ++row) {
+        const double sa = a.evaluation.workloads[static_cast<std::size_t>(row)].speedup;
+        const double sb = b.evaluation.workloads[static_cast<std::size_t>(row)].speedup;
+        QCOMPARE(bars->barSets()[0]->at(row), sa);
+        QCOMPARE(bars->barSets()[1]->at(row), sb);
+        const QString faster = table->item(row, 3)->text();
+        const QString expected =
+            sa > sb ? u"A, %1x B"_qs.arg(sa / sb, 0, 'f', 2) : u"B, %1x A"_qs.arg(sb / sa, 0, 'f', 2);
+        QCOMPARE(faster, expected);
+    }
+    auto* code = dialog->findChild<ui::CodeView*>(u"nodeCompareCode"_qs);
+    QVERIFY(code->isDiff());
+    const auto diff = diffLines(window.document().programSource(a.program), window.document().programSource(b.program));
+    QCOMPARE(code->addedLines(),
+        static_cast<int>(std::count_if(diff.begin(), diff.end(), [](const DiffLine& l) { return l.op == '+'; })));
+    QVERIFY(code->addedLines() > 0);
+}
+
+// Charts > Per workload on the example: each workload's fastest passing attempt (found here by
+// brute force over the journal's attempts), the best kernel's speedup there, the gain, and the
+// J bound of a kernel choosing each workload's fastest; activating a row shows that attempt.
+void TestMainWindow::showsTheBestAttemptPerWorkload()
+{
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openExample());
+    const SearchState& s = window.document().state();
+    const Attempt& overall = *s.tree.attempt(*s.bestAttempt());
+    auto* table = window.charts()->workloadBestView()->findChild<QTableWidget*>(u"workloadBestTable"_qs);
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), static_cast<int>(overall.evaluation.workloads.size()));
+    double logBaseline = 0, logBest = 0;
+    int elsewhere = 0, beyond = 0;
+    for (int row = 0; row < table->rowCount(); ++row) {
+        const WorkloadEvaluation& o = overall.evaluation.workloads[static_cast<std::size_t>(row)];
+        const Attempt* fastest = nullptr;
+        double latency = 0, p75 = 0;
+        for (const Attempt& a : s.tree.attempts())
+            for (const WorkloadEvaluation& w : a.evaluation.workloads)
+                if (a.passed() && w.id == o.id && w.status == Verdict::Passed
+                    && (!fastest || w.latencyMicros < latency)) {
+                    fastest = &a;
+                    latency = w.latencyMicros;
+                    p75 = w.p75Micros;
+                }
+        QVERIFY(fastest);
+        QCOMPARE(table->item(row, ui::WorkloadBestView::BestAttempt)->data(Qt::UserRole).toInt(), fastest->index);
+        QCOMPARE(table->item(row, ui::WorkloadBestView::Latency)->text(), QString::number(latency, 'f', 2));
+        // A gain whose quartiles overlap the best kernel's is marked as noise.
+        const bool noise = fastest->index != overall.index && p75 >= o.p25Micros;
+        QCOMPARE(table->item(row, ui::WorkloadBestView::Gain)->text(),
+            QString::number(o.latencyMicros / latency, 'f', 2) + (noise ? u" (noise)"_qs : QString()));
+        beyond += fastest->index != overall.index && !noise ? 1 : 0;
+        QVERIFY(o.latencyMicros / latency >= 1.0);
+        logBaseline += std::log(o.baselineLatencyMicros);
+        logBest += std::log(latency);
+        elsewhere += fastest->index != overall.index ? 1 : 0;
+    }
+    QVERIFY2(elsewhere > 0, "the example's best kernel is fastest everywhere: nothing to show");
+    const double bound = 100.0 * std::exp((logBaseline - logBest) / table->rowCount());
+    QVERIFY(bound >= overall.score());
+    const QString summary = window.charts()->workloadBestView()->findChild<QLabel*>(u"workloadBestSummary"_qs)->text();
+    QVERIFY2(summary.contains(u"at most J "_qs + QString::number(bound, 'f', 1)), qPrintable(summary));
+    const QString counted = u"%1 of %2 workloads run fastest in another attempt (%3 beyond"_qs.arg(elsewhere)
+                                .arg(table->rowCount())
+                                .arg(beyond);
+    QVERIFY2(summary.contains(counted), qPrintable(summary));
+
+    const int row = [&] {
+        for (int r = 0; r < table->rowCount(); ++r)
+            if (table->item(r, ui::WorkloadBestView::BestAttempt)->data(Qt::UserRole).toInt() != overall.index)
+                return r;
+        return 0;
+    }();
+    const int chosen = table->item(row, ui::WorkloadBestView::BestAttempt)->data(Qt::UserRole).toInt();
+    emit table->cellActivated(row, 0);
+    QCOMPARE(window.currentNode(), QString::fromStdString(s.tree.attempt(chosen)->node));
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

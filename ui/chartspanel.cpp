@@ -2,6 +2,7 @@
 
 #include "searchdocument.h"
 #include "uistyle.h"
+#include "workloadbestview.h"
 
 #include <search/taskbrief.h>
 
@@ -69,6 +70,8 @@ ChartsPanel::ChartsPanel(const SearchDocument& document, QWidget* parent)
     m_tabs->addTab(m_progressView, tr("Progress"));
     m_tabs->addTab(m_speedupView, tr("Speedup"));
     m_tabs->addTab(m_coverageView, tr("Coverage"));
+    m_workloadBest = new WorkloadBestView(document, m_tabs);
+    m_tabs->addTab(m_workloadBest, tr("Per workload"));
     layout->addWidget(m_tabs, 1);
 
     auto* bar = new QHBoxLayout;
@@ -82,6 +85,9 @@ ChartsPanel::ChartsPanel(const SearchDocument& document, QWidget* parent)
         auto* button = new QPushButton(label, this);
         button->setObjectName(suffix == u"png" ? QStringLiteral("saveChartPng") : QStringLiteral("saveChartSvg"));
         connect(button, &QPushButton::clicked, this, [this, suffix = suffix] { saveCurrent(suffix); });
+        // The Per workload tab is a table: nothing to save as a picture.
+        connect(m_tabs, &QTabWidget::currentChanged, button,
+            [this, button] { button->setEnabled(qobject_cast<QChartView*>(m_tabs->currentWidget()) != nullptr); });
         bar->addWidget(button);
     }
     layout->addLayout(bar);
@@ -364,6 +370,8 @@ bool ChartsPanel::saveChart(QChartView* view, const QString& path, QString* erro
 void ChartsPanel::saveCurrent(const QString& suffix)
 {
     auto* view = qobject_cast<QChartView*>(m_tabs->currentWidget());
+    if (!view)
+        return;
     const QString path = QFileDialog::getSaveFileName(this, tr("Save chart"), view->objectName() + u'.' + suffix,
         suffix == u"png" ? tr("PNG images (*.png)") : tr("SVG pictures (*.svg)"));
     QString error;

@@ -26,6 +26,7 @@ public:
     QChartView* progressView() const { return m_progressView; }
     QChartView* speedupView() const { return m_speedupView; }
     QChartView* coverageView() const { return m_coverageView; }
+    class WorkloadBestView* workloadBestView() const { return m_workloadBest; }
     // Writes the chart shown in `view` to `path` (.png or .svg); false with `error` set on failure.
     static bool saveChart(QChartView* view, const QString& path, QString* error);
 
@@ -42,6 +43,7 @@ private:
     const SearchDocument& m_document;
     QTabWidget* m_tabs;
     QChartView *m_progressView, *m_speedupView, *m_coverageView;
+    class WorkloadBestView* m_workloadBest;
     QLineSeries* m_bestLine;
     QList<QScatterSeries*> m_verdictSeries; // by Verdict
     QValueAxis *m_progressX, *m_progressY;

@@ -11,6 +11,7 @@
 #include "settings.h"
 #include "treegraphview.h"
 #include "workersmodel.h"
+#include "workloadbestview.h"
 
 #include <session/runsummary.h>
 #include <task/taskcatalog.h>
@@ -231,6 +232,12 @@ void MainWindow::createDocks()
     QDockWidget* tableDock = dock(tr("Nodes"), QStringLiteral("tableDock"), nodes, Qt::BottomDockWidgetArea);
 
     m_charts = new ChartsPanel(m_document, this);
+    connect(m_charts->workloadBestView(), &WorkloadBestView::attemptActivated, this, [this](int attempt) {
+        if (const Attempt* a = m_document.state().tree.attempt(attempt)) {
+            selectNode(q(a->node));
+            m_inspector->showAttempt(attempt);
+        }
+    });
     QDockWidget* chartsDock = dock(tr("Charts"), QStringLiteral("chartsDock"), m_charts, Qt::BottomDockWidgetArea);
     splitDockWidget(chartsDock, tableDock, Qt::Horizontal);
 

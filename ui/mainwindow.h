@@ -40,6 +40,7 @@ class TreeGraphView;
 // the selected node, the charts, the event log and the LLM's live output in docks; run controls,
 // budget and K, and the history slider in the tool bar; budget, tokens, dollars, time and device
 // in the status bar. Steering actions go through the undo stack to the running engine.
+class NodeCompareDialog;
 class SessionLibraryDialog;
 
 class MainWindow : public QMainWindow
@@ -78,6 +79,9 @@ public slots:
     bool continueSession(std::optional<int> budget = std::nullopt);
     // File > Session Library (mainwindowlibrary.cpp): the dialog, shown and reading its sessions.
     ks::ui::SessionLibraryDialog* showSessionLibrary();
+    // Node > Compare With Another Node (mainwindowcompare.cpp): the two nodes' representative
+    // attempts side by side; null when either has no evaluated attempt.
+    ks::ui::NodeCompareDialog* compareNodes(const QString& first, const QString& second);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -95,6 +99,9 @@ private:
     // Notices of a live search (mainwindownotice.cpp).
     void noticeAttempt(int index);
     void updateConfinementStatus();
+    // The nodes the selected one can be compared with, as "n4: J 1793.5, intent..." items.
+    [[nodiscard]] QStringList comparableNodes() const;
+    void askNodeToCompare();
     void notify(const QString& title, const QString& text);
     void applyNodeFilter(const QString& filter);
     RunOptions runOptions() const;
@@ -150,8 +157,8 @@ private:
            *m_statusConfinement = nullptr;
     QAction *m_pause = nullptr, *m_step = nullptr, *m_resume = nullptr, *m_stop = nullptr, *m_continue = nullptr;
     QAction *m_setValue = nullptr, *m_prune = nullptr, *m_restore = nullptr, *m_inject = nullptr,
-            *m_editIntent = nullptr, *m_pin = nullptr, *m_evaluate = nullptr, *m_export = nullptr,
-            *m_applyLimits = nullptr;
+            *m_editIntent = nullptr, *m_pin = nullptr, *m_evaluate = nullptr, *m_compareNodes = nullptr,
+            *m_export = nullptr, *m_applyLimits = nullptr;
 };
 
 } // namespace ks::ui

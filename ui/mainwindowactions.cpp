@@ -3,6 +3,7 @@
 
 #include "mainwindow.h"
 #include "newsearchdialog.h"
+#include "nodecomparedialog.h"
 #include "qtext.h"
 #include "settings.h"
 #include "settingsdialog.h"
@@ -86,6 +87,9 @@ void MainWindow::createActions()
     m_pin = named(node->addAction(tr("Pin as &Next"), this, &MainWindow::pinNode), "actionPin");
     m_evaluate =
         named(node->addAction(tr("Evaluate &Code Under It..."), this, &MainWindow::evaluateCode), "actionEvaluate");
+    node->addSeparator();
+    m_compareNodes = named(node->addAction(tr("Compare With Another &Node..."), this, &MainWindow::askNodeToCompare),
+        "actionCompareNodes");
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     m_pause =
@@ -191,6 +195,8 @@ void MainWindow::updateActions()
     m_editIntent->setEnabled(steer && open);
     m_pin->setEnabled(steer && open);
     m_evaluate->setEnabled(steer && n && n->status != NodeStatus::Pruned);
+    m_compareNodes->setEnabled(
+        n && NodeCompareDialog::representativeAttempt(s, n->id) >= 0 && !comparableNodes().isEmpty());
     m_pause->setEnabled(steer && !s.paused);
     m_step->setEnabled(steer && s.paused);
     m_resume->setEnabled(steer && s.paused);
