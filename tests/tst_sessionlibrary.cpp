@@ -8,6 +8,7 @@
 #include <QAbstractItemModelTester>
 #include <QChart>
 #include <QChartView>
+#include <QInputDialog>
 #include <QLineSeries>
 #include <QMessageBox>
 #include <QPushButton>
@@ -37,6 +38,7 @@ private slots:
     void deletesOnlyAfterAsking();
     void comparesSessions();
     void windowOpensASessionFromIt();
+    void windowContinuesASessionFromIt();
 
 private:
     // The dialog, filled with the library's sessions.
@@ -274,6 +276,41 @@ void TestSessionLibrary::windowOpensASessionFromIt()
     QCOMPARE(window.document().sessionDir(), m_full);
     QVERIFY(!window.controller().isRunning());
     QTRY_VERIFY(alive.isNull()); // closed, and deleted on close
+}
+
+// Continue from the library: the example (its budget used up) is opened and Run > Continue This
+// Session asks how far to go; the run goes on, with the scripted LLM, to the new budget.
+void TestSessionLibrary::windowContinuesASessionFromIt()
+{
+    const fs::path dir = m_folder / "example-continued";
+    fs::copy(ui::MainWindow::exampleSession(), dir, fs::copy_options::recursive);
+    auto config = nlohmann::json::parse(test::readText(dir / "session.json"));
+    for (const char* role : {"planner", "coder"}) // the example names the LLM relative to the source tree
+        config["llm"][role]["command"] = test::fakeLlmCommand().toStdString();
+    test::writeText(dir / "session.json", config.dump());
+    qputenv("KS_FAKE_LLM_MODE", "demo");
+    ui::Settings::set(ui::settings::benchSeconds, 0.05);
+
+    ui::MainWindow window;
+    window.show();
+    ui::SessionLibraryDialog* d = window.showSessionLibrary();
+    QSignalSpy loaded(d, &ui::SessionLibraryDialog::loaded);
+    QVERIFY(loaded.wait(30000));
+    d->select({fs::canonical(dir)});
+    QString asked;
+    test::answerNextDialog([&](QDialog* box) {
+        auto* input = qobject_cast<QInputDialog*>(box);
+        asked = input->labelText();
+        input->setIntValue(26);
+        box->accept();
+    });
+    QSignalSpy finished(&window.controller(), &ui::RunController::finished);
+    d->findChild<QPushButton*>(u"libraryContinue"_qs)->click();
+    QVERIFY2(asked.contains(u"budget of 24"), qPrintable(asked));
+    QVERIFY(window.controller().isRunning());
+    QVERIFY(finished.wait(180000));
+    QCOMPARE(window.document().sessionDir(), fs::canonical(dir));
+    QCOMPARE(window.document().state().evaluations, 26);
 }
 
 KS_TEST_MAIN_GUI(TestSessionLibrary)
