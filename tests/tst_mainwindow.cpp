@@ -36,6 +36,7 @@
 #include <newsearchdialog.h>
 #include <nodecomparedialog.h>
 #include <nodeinspector.h>
+#include <nodeitem.h>
 #include <nodetablemodel.h>
 #include <sanitizer.h>
 #include <treegraphview.h>
@@ -63,6 +64,10 @@ private slots:
     void inspectorComparesPrograms();
     void comparesTwoNodes();
     void showsTheBestAttemptPerWorkload();
+    void intentsFitTwoLines_data();
+    void intentsFitTwoLines();
+    void resetLayoutSharesTheWindow_data();
+    void resetLayoutSharesTheWindow();
 };
 
 void TestMainWindow::showsTasks()
@@ -581,6 +586,79 @@ void TestMainWindow::showsTheBestAttemptPerWorkload()
     const int chosen = table->item(row, ui::WorkloadBestView::BestAttempt)->data(Qt::UserRole).toInt();
     emit table->cellActivated(row, 0);
     QCOMPARE(window.currentNode(), QString::fromStdString(s.tree.attempt(chosen)->node));
+}
+
+void TestMainWindow::intentsFitTwoLines_data()
+{
+    QTest::addColumn<QString>("intent");
+    QTest::newRow("short") << u"Tile the loops"_qs;
+    QTest::newRow("two lines") << u"Reorder the loops to i-k-j so that the innermost loop streams"_qs;
+    QTest::newRow("long") << u"Declare the row pointers __restrict__ so the compiler vectorises the inner loop "
+                             "without runtime alias checks, then unroll it by four and hoist the loads"_qs;
+    QTest::newRow("one long word") << QString(200, u'x');
+}
+
+// A node's intent is drawn in two lines at most, each within the box; the first line ends on a
+// whole word, and nothing of the text is lost but an elided tail.
+void TestMainWindow::intentsFitTwoLines()
+{
+    QFETCH(QString, intent);
+    QFont font;
+    font.setPointSizeF(8.5);
+    const QFontMetrics fm(font);
+    const int width = static_cast<int>(ui::NodeItem::kWidth - 16);
+    const QString drawn = ui::NodeItem::twoLines(intent, fm, width);
+    const QStringList lines = drawn.split(u'\n');
+    QVERIFY(lines.size() <= 2);
+    for (const QString& line : lines)
+        QVERIFY2(fm.horizontalAdvance(line) <= width, qPrintable(line));
+    if (fm.horizontalAdvance(intent) <= width)
+        QCOMPARE(drawn, intent);
+    if (lines.size() == 2) {
+        QVERIFY(intent.startsWith(lines[0] + u' '));
+        const QString rest = intent.mid(lines[0].size() + 1);
+        QVERIFY(lines[1] == rest || lines[1].endsWith(QChar(0x2026)));
+    }
+}
+
+void TestMainWindow::resetLayoutSharesTheWindow_data()
+{
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1280 x 800") << QSize(1280, 800);
+    QTest::newRow("2560 x 1440") << QSize(2560, 1440);
+}
+
+// View > Reset Layout gives the inspector a third of the width (its tables show every column
+// of a workload there), the graph most of the rest, and the charts and nodes the lower part.
+void TestMainWindow::resetLayoutSharesTheWindow()
+{
+    QFETCH(QSize, size);
+    ui::MainWindow window;
+    window.resize(size);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openExample());
+    window.findChild<QAction*>(u"actionResetLayout"_qs)->trigger();
+    QApplication::processEvents();
+    auto* inspector = window.findChild<QDockWidget*>(u"inspectorDock"_qs);
+    QVERIFY(inspector->width() >= std::max(400, size.width() * 30 / 100));
+    QVERIFY(inspector->width() <= size.width() * 40 / 100);
+    QVERIFY(window.graph()->width() > inspector->width());
+    auto* charts = window.findChild<QDockWidget*>(u"chartsDock"_qs);
+    QVERIFY(charts->height() >= size.height() * 30 / 100);
+    // Every column of the workload table is on screen, none scrolled out of view.
+    window.selectNode(
+        QString::fromStdString(window.document().state().tree.attempt(*window.document().state().bestAttempt())->node));
+    window.inspector()->findChild<QTabWidget*>(u"inspectorTabs"_qs)->setCurrentIndex(1); // Attempts
+    auto* table = window.inspector()->findChild<QTableView*>(u"workloadTable"_qs);
+    QApplication::processEvents();
+    QVERIFY(table->isVisible());
+    const int columns = table->model()->columnCount();
+    int total = 0;
+    for (int c = 0; c < columns; ++c)
+        total += table->columnWidth(c);
+    QVERIFY2(total <= table->viewport()->width() + 1,
+        qPrintable(u"%1 of columns in %2 px"_qs.arg(total).arg(table->viewport()->width())));
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

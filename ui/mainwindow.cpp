@@ -168,7 +168,8 @@ MainWindow::MainWindow(QWidget* parent)
 
     resize(1500, 920);
     restoreGeometry(Settings::get(settings::windowGeometry));
-    restoreState(Settings::get(settings::windowState));
+    if (!restoreState(Settings::get(settings::windowState)))
+        resetLayout(); // first start: the default shares of the restored size
     updateActions();
     updateStatus();
 }
@@ -290,10 +291,24 @@ void MainWindow::createDocks()
     tabifyDockWidget(logDock, streamDock);
     tabifyDockWidget(streamDock, workersDock);
     tableDock->raise();
-    // The graph gets most of the window; the inspector is wide enough for its tables.
-    resizeDocks({findChild<QDockWidget*>(u"inspectorDock"_qs)}, {470}, Qt::Horizontal);
-    resizeDocks({chartsDock}, {350}, Qt::Vertical);
-    resizeDocks({chartsDock, tableDock}, {560, 520}, Qt::Horizontal);
+    resetLayout();
+}
+
+void MainWindow::resetLayout()
+{
+    // Shares of the window, not pixels, so that the layout reads at 1280 x 800 as at 2560 x 1440:
+    // the graph keeps most of the width, the inspector over a third (never under 480 px: what
+    // every column of its workload table needs),
+    // the charts and nodes the lower third, side by side.
+    auto* inspector = findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+    auto* charts = findChild<QDockWidget*>(QStringLiteral("chartsDock"));
+    auto* nodes = findChild<QDockWidget*>(QStringLiteral("tableDock"));
+    for (QDockWidget* d : {inspector, charts, nodes})
+        d->show();
+    const int w = width(), h = height();
+    resizeDocks({inspector}, {std::max(480, w * 36 / 100)}, Qt::Horizontal);
+    resizeDocks({charts}, {std::max(260, h * 38 / 100)}, Qt::Vertical);
+    resizeDocks({charts, nodes}, {w / 2, w / 2}, Qt::Horizontal);
 }
 
 void MainWindow::createStatusBar()

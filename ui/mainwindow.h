@@ -79,6 +79,8 @@ public slots:
     bool continueSession(std::optional<int> budget = std::nullopt);
     // File > Session Library (mainwindowlibrary.cpp): the dialog, shown and reading its sessions.
     ks::ui::SessionLibraryDialog* showSessionLibrary();
+    // View > Reset Layout: the docks back where they start, sized in shares of the window.
+    void resetLayout();
     // Node > Compare With Another Node (mainwindowcompare.cpp): the two nodes' representative
     // attempts side by side; null when either has no evaluated attempt.
     ks::ui::NodeCompareDialog* compareNodes(const QString& first, const QString& second);

@@ -125,6 +125,8 @@ void MainWindow::createActions()
         QKeySequence::ZoomIn);
     named(view->addAction(tr("Zoom &Out"), m_graph, [this] { m_graph->zoomBy(0.8); }), "actionZoomOut",
         QKeySequence::ZoomOut);
+    named(view->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout), "actionResetLayout");
+    view->addSeparator();
     for (QDockWidget* d : findChildren<QDockWidget*>())
         view->addAction(d->toggleViewAction());
 
@@ -166,7 +168,7 @@ void MainWindow::createToolBar()
     bar->addWidget(new QLabel(tr(" History "), bar));
     m_history = new QSlider(Qt::Horizontal, bar);
     m_history->setObjectName(QStringLiteral("historySlider"));
-    m_history->setMinimumWidth(220);
+    m_history->setMinimumWidth(120); // the tool bar fits 1280 px without an overflow menu
     bar->addWidget(m_history);
     m_historyLabel = new QLabel(bar);
     m_historyLabel->setObjectName(QStringLiteral("historyLabel"));

@@ -30,7 +30,10 @@ namespace ks::ui {
 
 namespace {
 
-QTableView* makeTable(QStandardItemModel* model, const QString& name, QWidget* parent)
+// Columns as wide as their contents, so that a narrow dock shows every column; the `stretch`
+// column (a name) takes what is left, its text elided in the middle with the whole in a tooltip
+// where the model gives one. -1: the last column stretches.
+QTableView* makeTable(QStandardItemModel* model, const QString& name, QWidget* parent, int stretch = -1)
 {
     auto* view = new QTableView(parent);
     view->setObjectName(name);
@@ -39,8 +42,15 @@ QTableView* makeTable(QStandardItemModel* model, const QString& name, QWidget* p
     view->setSelectionMode(QAbstractItemView::SingleSelection);
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->verticalHeader()->hide();
-    view->horizontalHeader()->setStretchLastSection(true);
     view->setAlternatingRowColors(true);
+    view->setWordWrap(false);
+    view->setTextElideMode(Qt::ElideMiddle);
+    QHeaderView* header = view->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    if (stretch >= 0)
+        header->setSectionResizeMode(stretch, QHeaderView::Stretch);
+    else
+        header->setStretchLastSection(true);
     return view;
 }
 
@@ -91,20 +101,18 @@ NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
     auto* attemptPage = new QSplitter(Qt::Vertical, m_tabs);
     m_attempts = new QStandardItemModel(0, 7, this);
     m_attempts->setHorizontalHeaderLabels(
-        {tr("Attempt"), tr("Prompt"), tr("By"), tr("Verdict"), tr("J"), tr("Latency (us)"), tr("Round")});
+        {tr("Attempt"), tr("Prompt"), tr("By"), tr("Verdict"), tr("J"), tr("Latency\n(us)"), tr("Round")});
     m_attemptView = makeTable(m_attempts, QStringLiteral("attemptTable"), attemptPage);
     m_workloads = new QStandardItemModel(0, 7, this);
-    m_workloads->setHorizontalHeaderLabels({tr("Workload"), tr("Status"), tr("Latency (us)"), tr("Baseline (us)"),
-        tr("Speedup"), tr("Roofline"), tr("Max abs err")});
-    makeTable(m_workloads, QStringLiteral("workloadTable"), attemptPage);
+    // Two-line headers: the figures under them are narrower than their names.
+    m_workloads->setHorizontalHeaderLabels({tr("Workload"), tr("Status"), tr("Latency\n(us)"), tr("Baseline\n(us)"),
+        tr("Speedup"), tr("Roofline"), tr("Max abs\nerror")});
+    makeTable(m_workloads, QStringLiteral("workloadTable"), attemptPage, 0);
     m_kernels = new QStandardItemModel(0, 5, this);
     m_kernels->setHorizontalHeaderLabels(
         {tr("Kernel"), tr("Registers"), tr("Shared (B)"), tr("Stack (B)"), tr("Spills (B)")});
-    m_kernelView = makeTable(m_kernels, QStringLiteral("kernelTable"), attemptPage);
+    m_kernelView = makeTable(m_kernels, QStringLiteral("kernelTable"), attemptPage, 0);
     m_kernelView->setToolTip(tr("What ptxas reported for each kernel of the program (nvcc -Xptxas -v)"));
-    // The figures are short; the names get what is left.
-    m_kernelView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_kernelView->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     auto* tools = new QWidget(attemptPage);
     auto* toolsLayout = new QHBoxLayout(tools);
     toolsLayout->setContentsMargins(0, 0, 0, 0);
@@ -124,6 +132,10 @@ NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
     m_log->setObjectName(QStringLiteral("attemptLog"));
     m_log->setReadOnly(true);
     m_log->setPlaceholderText(tr("The evaluator's log of the selected attempt"));
+    // On a short screen the tables get the height first: attempts, workloads, kernels, the
+    // sanitizer row, the log.
+    for (const auto& [index, stretch] : {std::pair {0, 2}, {1, 3}, {2, 1}, {3, 0}, {4, 1}})
+        attemptPage->setStretchFactor(index, stretch);
     m_tabs->addTab(attemptPage, tr("Attempts"));
     connect(m_attemptView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
         [this](const QModelIndex& current) {
@@ -298,13 +310,15 @@ void NodeInspector::showAttempt(int index)
             if (!w.message.empty())
                 status->setToolTip(q(w.message));
             const Task* task = m_document.task();
-            m_workloads->appendRow({cell(task ? q(workloadLabel(*task, w.id)) : q(w.id.substr(0, 8))), status,
-                cell(w.latencyMicros > 0 ? number(w.latencyMicros, 2) : QString(), w.latencyMicros),
-                cell(number(w.baselineLatencyMicros, 2), w.baselineLatencyMicros),
-                cell(w.speedup > 0 ? number(w.speedup, 2) + u'x' : QString(), w.speedup),
-                cell(w.rooflineFraction > 0 ? number(100 * w.rooflineFraction, 1) + u'%' : QString(),
-                    w.rooflineFraction),
-                cell(QString::number(w.maxAbsError, 'g', 3), w.maxAbsError)});
+            QStandardItem* label = cell(task ? q(workloadLabel(*task, w.id)) : q(w.id.substr(0, 8)));
+            label->setToolTip(label->text() + u'\n' + q(w.id)); // the column may elide it
+            m_workloads->appendRow(
+                {label, status, cell(w.latencyMicros > 0 ? number(w.latencyMicros, 2) : QString(), w.latencyMicros),
+                    cell(number(w.baselineLatencyMicros, 2), w.baselineLatencyMicros),
+                    cell(w.speedup > 0 ? number(w.speedup, 2) + u'x' : QString(), w.speedup),
+                    cell(w.rooflineFraction > 0 ? number(100 * w.rooflineFraction, 1) + u'%' : QString(),
+                        w.rooflineFraction),
+                    cell(QString::number(w.maxAbsError, 'g', 3), w.maxAbsError)});
         }
         m_log->setPlainText(a->evaluated ? q(a->evaluation.log) : tr("Not evaluated: %1").arg(q(a->problem)));
     }

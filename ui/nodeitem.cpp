@@ -25,6 +25,24 @@ QRectF NodeItem::boundingRect() const
     return QRectF(-4, -4, kWidth + 8, kHeight + 8); // room for the thick outlines
 }
 
+QString NodeItem::twoLines(const QString& text, const QFontMetrics& fm, int width)
+{
+    const QStringList words = text.split(u' ', Qt::SkipEmptyParts);
+    QString first;
+    qsizetype used = 0;
+    for (; used < words.size(); ++used) {
+        const QString longer = first.isEmpty() ? words[used] : first + u' ' + words[used];
+        if (fm.horizontalAdvance(longer) > width)
+            break;
+        first = longer;
+    }
+    if (first.isEmpty()) // a first word wider than the box
+        return fm.elidedText(text, Qt::ElideRight, width);
+    if (used == words.size())
+        return first;
+    return first + u'\n' + fm.elidedText(words.mid(used).join(u' '), Qt::ElideRight, width);
+}
+
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* /*widget*/)
 {
     const SearchState& s = m_document.state();
@@ -91,9 +109,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     body.setPointSizeF(8.5);
     p->setFont(body);
     const QString intent = QString::fromStdString(root ? std::string("the task") : n->intent).simplified();
-    const QFontMetrics fm(body);
-    p->drawText(QRectF(8, 22, kWidth - 16, 32), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
-        fm.elidedText(intent, Qt::ElideRight, static_cast<int>((kWidth - 16) * 2 - 20)));
+    p->drawText(QRectF(8, 22, kWidth - 16, 32), Qt::AlignLeft | Qt::AlignTop,
+        twoLines(intent, QFontMetrics(body), static_cast<int>(kWidth - 16)));
 
     if (!root) { // V as a bar with its value
         const qreal track = kWidth - 62;

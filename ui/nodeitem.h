@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QFontMetrics>
 #include <QGraphicsItem>
 #include <QString>
 
@@ -18,6 +19,11 @@ public:
     NodeItem(const SearchDocument& document, QString id);
     int type() const override { return Type; }
     const QString& nodeId() const { return m_id; }
+
+    // `text` in at most two lines of `width` pixels: whole words on the first, the rest on the
+    // second, elided at its end ("\n" between them). Word wrapping in a fixed rectangle spilled a
+    // third line over the V bar.
+    static QString twoLines(const QString& text, const QFontMetrics& fm, int width);
 
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
