@@ -25,6 +25,8 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTableWidget>
@@ -85,7 +87,14 @@ NewSearchDialog::NewSearchDialog(QWidget* parent)
     leftLayout->addWidget(m_workloads, 1);
     connect(m_tasks, &QListWidget::currentRowChanged, this, &NewSearchDialog::showTask);
 
-    auto* right = new QWidget(split);
+    // The settings scroll where the screen is short (1280 x 800 with a title bar and a panel):
+    // the dialog never has to be taller than the screen to show its buttons.
+    auto* scroll = new QScrollArea(split);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* right = new QWidget(scroll);
+    scroll->setWidget(right);
     auto* form = new QFormLayout(right);
     m_strategy = new QComboBox(right);
     m_strategy->setObjectName(QStringLiteral("strategy"));
@@ -189,7 +198,7 @@ NewSearchDialog::NewSearchDialog(QWidget* parent)
     layout->addWidget(buttons);
     if (m_tasks->count() > 0)
         m_tasks->setCurrentRow(0);
-    resize(1100, 760);
+    resize(QSize(1100, 760).boundedTo(screen()->availableGeometry().size() * 9 / 10));
 }
 
 void NewSearchDialog::selectTask(const QString& name)
