@@ -1,3 +1,4 @@
+#include "enginefixture.h"
 #include "guitestsupport.h"
 #include "testmain.h"
 #include "testsupport.h"
@@ -39,6 +40,7 @@ private slots:
     void comparesSessions();
     void windowOpensASessionFromIt();
     void windowContinuesASessionFromIt();
+    void sessionsOfTwoTasks();
 
 private:
     // The dialog, filled with the library's sessions.
@@ -311,6 +313,38 @@ void TestSessionLibrary::windowContinuesASessionFromIt()
     QVERIFY(finished.wait(180000));
     QCOMPARE(window.document().sessionDir(), fs::canonical(dir));
     QCOMPARE(window.document().state().evaluations, 26);
+}
+
+// A library holding runs of two tasks (the example's matmul and a scale-task run made here by
+// the engine): each row names its own task and figures, and the comparison takes both (the
+// comparison does not ask for one task; its legend names each session).
+void TestSessionLibrary::sessionsOfTwoTasks()
+{
+    const fs::path root = fs::path(m_tmp.path().toStdString()) / "fixture";
+    test::EngineFixture fixture(root);
+    const fs::path scale = m_folder / "scale-run";
+    const auto o = fixture.run(scale, test::EngineFixture::settings(3, 1));
+    QVERIFY2(o.ok(), qPrintable(o.halted));
+    auto d = loadedLibrary();
+    QVERIFY(d);
+    QAbstractItemModelTester tester(d->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const int scaleRow = rowOf(*d->model(), fs::canonical(scale));
+    const int matmulRow = rowOf(*d->model(), m_full);
+    QVERIFY(scaleRow >= 0 && matmulRow >= 0);
+    const SessionOverview& s = d->model()->at(scaleRow);
+    QCOMPARE(s.taskName, fixture.config(test::EngineFixture::settings(3, 1)).taskName);
+    QCOMPARE(s.evaluations, o.state.evaluations);
+    QCOMPARE(s.bestScore, o.state.bestScore());
+    QVERIFY(s.taskName != d->model()->at(matmulRow).taskName);
+    d->select({fs::canonical(scale), m_full});
+    ui::SessionCompareDialog* compare = d->compareSelected();
+    QVERIFY(compare);
+    const auto series = compare->findChild<QChartView*>(u"compareProgress"_qs)->chart()->series();
+    QCOMPARE(series.size(), 2);
+    QStringList names;
+    for (QAbstractSeries* line : series)
+        names << line->name();
+    QVERIFY2(names.contains(ui::sessionLegendName(s)), qPrintable(names.join(u", ")));
 }
 
 KS_TEST_MAIN_GUI(TestSessionLibrary)
