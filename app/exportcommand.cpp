@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "commandsupport.h"
 #include "exitcodes.h"
+#include "exportdispatch.h"
 
 #include <session/exporter.h>
 
@@ -21,7 +22,13 @@ int runExportCommand(const QStringList& arguments, const GlobalOptions& /*global
     const QCommandLineOption help({u"h"_qs, u"help"_qs}, u"Show this help."_qs);
     const QCommandLineOption session(u"session"_qs, u"the session folder"_qs, u"DIR"_qs);
     const QCommandLineOption outDir(u"out"_qs, u"where to write (created)"_qs, u"DIR"_qs);
-    parser.addOptions({help, session, outDir});
+    const QCommandLineOption dispatch(u"dispatch"_qs,
+        u"also write dispatch.cu/.cpp: one kernel that runs each workload shape's fastest attempt, measured next to "
+        "the best single kernel before it is written (the session's backend must be available here)"_qs);
+    const QCommandLineOption benchSeconds(
+        u"bench-seconds"_qs, u"with --dispatch: the timing loop's cap per workload (default 1)"_qs, u"S"_qs, u"1"_qs);
+    const QCommandLineOption python(u"python"_qs, u"with --dispatch: the python3 for a reference.py"_qs, u"PATH"_qs);
+    parser.addOptions({help, session, outDir, dispatch, benchSeconds, python});
     if (const auto done = parseSubcommand(parser, arguments, u"ksearch export"_qs, out, err))
         return *done;
     if (!parser.isSet(session) || !parser.isSet(outDir)) {
@@ -53,7 +60,22 @@ int runExportCommand(const QStringList& arguments, const GlobalOptions& /*global
         out << QString::fromStdString(f.string()) << "\n";
     for (const auto& w : r.warnings)
         err << "ksearch export: warning: " << QString::fromStdString(w) << "\n";
-    return exitcode::Success;
+    if (!parser.isSet(dispatch))
+        return exitcode::Success;
+    if (!loaded.task) {
+        err << "ksearch export --dispatch: the task folder is needed to measure the dispatching kernel\n";
+        return exitcode::InvalidInput;
+    }
+    bool ok = false;
+    DispatchOptions options;
+    options.benchSeconds = parser.value(benchSeconds).toDouble(&ok);
+    if (!ok || options.benchSeconds <= 0) {
+        err << "ksearch export: --bench-seconds: '" << parser.value(benchSeconds) << "' is not a number above 0\n";
+        return exitcode::InvalidInput;
+    }
+    options.python = parser.value(python).toStdString();
+    const int rc = exportDispatch(*s, *state, *loaded.task, parser.value(outDir).toStdString(), options, out, err);
+    return rc == 0 ? exitcode::Success : rc == 3 ? exitcode::Environment : exitcode::Failure;
 }
 
 } // namespace ks::cli

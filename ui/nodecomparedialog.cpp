@@ -51,7 +51,8 @@ double speedupOf(const WorkloadEvaluation* w)
 
 int NodeCompareDialog::representativeAttempt(const SearchState& state, const std::string& node)
 {
-    int best = -1, last = -1;
+    int best = -1;
+    int last = -1;
     for (const Attempt& a : state.tree.attempts()) {
         if (a.node != node || !a.evaluated)
             continue;
@@ -118,7 +119,8 @@ void NodeCompareDialog::fillSpeedups(const SearchDocument& document, int first, 
     table->setRowCount(static_cast<int>(ids.size()));
     double top = 1.2;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        const double sa = speedupOf(workloadOf(a, ids[i])), sb = speedupOf(workloadOf(b, ids[i]));
+        const double sa = speedupOf(workloadOf(a, ids[i]));
+        const double sb = speedupOf(workloadOf(b, ids[i]));
         const QString label = q(task ? workloadLabel(*task, ids[i]) : ids[i].substr(0, 8));
         labels << label;
         *setA << sa;

@@ -9,7 +9,7 @@ class QLabel;
 class QTableWidget;
 
 namespace ks {
-struct SearchState;
+class SearchState;
 }
 
 namespace ks::ui {

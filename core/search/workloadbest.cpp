@@ -11,7 +11,8 @@ WorkloadBestTable bestPerWorkload(const SearchState& state)
     if (!table.overall)
         return table;
     const Attempt& overall = *state.tree.attempt(*table.overall);
-    double logBaseline = 0.0, logBest = 0.0;
+    double logBaseline = 0.0;
+    double logBest = 0.0;
     int scored = 0;
     for (const WorkloadEvaluation& o : overall.evaluation.workloads) {
         WorkloadBest row;

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <search/searchstate.h>
+#include <task/language.h>
+#include <task/task.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks {
+
+// One kernel that runs, for each shape a task's workloads have, the attempt fastest on it
+// (issue #16 point 5). A shape bucket is the exact values of the definition's var axes of one
+// workload; any other shape runs the best single kernel, which is also variant 0.
+struct DispatchPlan {
+    struct Variant {
+        int attempt = -1;
+        std::string program; // its hash in the session
+    };
+    struct Case {
+        std::string workload;
+        std::vector<std::pair<std::string, std::int64_t>> axes; // var axes, in the definition's order
+        int variant = 0;
+    };
+    std::vector<Variant> variants; // distinct programs; [0] is the best single kernel
+    std::vector<Case> cases; // one per workload whose fastest attempt is not the best single kernel
+};
+
+// The plan from the passing attempts of `state`; nullopt with `error` when nothing passed, the
+// language is not compiled (Triton and PyTorch candidates are not dispatched yet), or no attempt
+// other than the best single kernel is fastest on any workload ("nothing to dispatch").
+std::optional<DispatchPlan> planDispatch(
+    const SearchState& state, const Task& task, Language language, std::string& error);
+
+// The dispatching program: every variant's own source in a namespace of its own (its #include
+// lines hoisted to the top, its ks_run renamed, its macros undefined after it) and a ks_run that
+// picks a variant by the axes. `source` gives a program's text by hash.
+std::string dispatchSource(const DispatchPlan& plan, const std::function<std::string(const std::string&)>& source);
+
+} // namespace ks
