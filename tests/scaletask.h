@@ -5,6 +5,10 @@
 // candidates' files, and the runner's record of how it ran a job.
 #include "testsupport.h"
 
+#include <search/engineevents.h>
+#include <search/journalevent.h>
+#include <session/session.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <evaluator.h>
@@ -15,6 +19,7 @@
 #include <optional>
 #include <runner/protocol.h>
 #include <string>
+#include <vector>
 
 namespace ks::test {
 
@@ -80,6 +85,74 @@ inline std::filesystem::path writeScaleCandidate(
         "#include <fcntl.h>\n#include <string>\n#include <unistd.h>\n"
             + body + "\n");
     return p;
+}
+
+// A scale kernel whose speed depends on the shape: one pass over the data, or many (the result
+// is the same) on the workloads where `slowWhen` (a C++ condition over `a`) holds: 200 on a large
+// workload, 5,000 on a small one, where a call's fixed cost would hide fewer. Every such kernel
+// defines the same helper, macro and static variable, so that a program combining two of them
+// must keep them apart.
+inline std::string shapedScaleKernel(const char* slowWhen)
+{
+    return std::string("#include \"ks_task.h\"\n#include <cstdint>\n#define PASSES 200\n"
+                       "static int calls;\n"
+                       "static void scaleInto(const KsArgs* a) {\n"
+                       "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; }\n"
+                       "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+                       "    ++calls;\n"
+                       "    const int passes = (")
+        + slowWhen
+        + ") ? (a->n > 10000 ? PASSES : 25 * PASSES) : 1;\n"
+          "    for (int p = 0; p < passes; ++p) scaleInto(a);\n"
+          "    return 0;\n}\n";
+}
+
+// A session of the task in root/"scale" (host backend, no model) in root/NAME whose attempts are
+// `programs`, each a person's program under the root, evaluated for real on this machine.
+inline std::filesystem::path writeScaleSession(
+    const std::filesystem::path& root, const std::string& name, const std::vector<std::string>& programs)
+{
+    const std::filesystem::path dir = root / name;
+    SessionConfig c;
+    c.taskName = "scale";
+    c.taskDir = root / "scale";
+    c.backend = "host";
+    c.settings.budget = 10;
+    c.created = "2026-12-05T00:00:00Z";
+    c.version = "test";
+    c.planner.provider = QStringLiteral("manual"); // no model: every attempt is a person's program
+    c.coder = c.planner;
+    std::string error;
+    auto session = Session::create(dir, c, error);
+    if (!session)
+        qFatal("%s", error.c_str());
+    auto evaluator = makeScaleEvaluator(root, dir / "work", std::chrono::seconds(20));
+    int seq = 0;
+    auto append = [&](EventBody body) {
+        JournalEvent e;
+        e.body = std::move(body);
+        e.seq = ++seq;
+        e.time = "2026-12-05T00:00:00.000Z";
+        e.elapsedSeconds = seq;
+        if (!session->append(toJson(e), error))
+            qFatal("%s", error.c_str());
+    };
+    append(ev::RunStarted {false, c.settings.toJson(), std::nullopt});
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        const std::string node = "n" + std::to_string(i + 1);
+        append(ev::TreeEdit {.author = "human",
+            .purpose = "human",
+            .edit = singleInsert("root", "variant " + std::to_string(i + 1), 0.5, "a test's program"),
+            .rules = editRulesJson(EditRules {}),
+            .inserted = {node}});
+        const std::string hash = session->storeProgram(programs[i], error);
+        append(ev::Candidate {.node = node, .prompt = "human", .author = "human", .program = hash});
+        const Evaluation e = evaluator->evaluate(session->programPath(hash));
+        if (e.status != Verdict::Passed)
+            qFatal("%s", e.log.c_str());
+        append(ev::Evaluation {node, hash, "", "human", "human", toJson(e)});
+    }
+    return dir;
 }
 
 } // namespace ks::test

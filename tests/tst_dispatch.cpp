@@ -2,8 +2,6 @@
 #include "testmain.h"
 #include "testsupport.h"
 
-#include <search/engineevents.h>
-#include <search/journalevent.h>
 #include <session/dispatchkernel.h>
 #include <session/session.h>
 
@@ -15,28 +13,7 @@ using namespace ks;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-namespace {
-
-// Two scale kernels whose speed depends on the shape: each makes many passes over the data
-// (the result is the same) on the workloads the other is good at. Both define the same helper,
-// the same macro and the same static table, so a dispatcher that did not keep them apart would not
-// compile or would run the wrong one.
-std::string shapedKernel(const char* slowWhen)
-{
-    return std::string("#include \"ks_task.h\"\n#include <cstdint>\n#define PASSES 200\n"
-                       "static int calls;\n"
-                       "static void scaleInto(const KsArgs* a) {\n"
-                       "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; }\n"
-                       "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
-                       "    ++calls;\n"
-                       "    const int passes = (")
-        + slowWhen
-        + ") ? (a->n > 10000 ? PASSES : 25 * PASSES) : 1;\n"
-          "    for (int p = 0; p < passes; ++p) scaleInto(a);\n"
-          "    return 0;\n}\n";
-}
-
-} // namespace
+using test::shapedScaleKernel;
 
 // `ksearch export --dispatch` on the host backend: a session whose two attempts are each fastest
 // on one workload; the dispatching kernel routes each workload to its own fastest and is
@@ -51,9 +28,6 @@ private slots:
     void nothingToDispatchWritesNothing();
 
 private:
-    // A session of the scale task whose attempts are `programs`, each evaluated for real.
-    fs::path makeSession(const std::string& name, const std::vector<std::string>& programs);
-
     QTemporaryDir m_tmp;
     fs::path m_root;
 };
@@ -64,54 +38,10 @@ void TestDispatch::initTestCase()
     test::writeTwoWorkloadScaleTask(m_root / "scale");
 }
 
-fs::path TestDispatch::makeSession(const std::string& name, const std::vector<std::string>& programs)
-{
-    const fs::path dir = m_root / name;
-    SessionConfig c;
-    c.taskName = "scale";
-    c.taskDir = m_root / "scale";
-    c.backend = "host";
-    c.settings.budget = 10;
-    c.created = "2026-12-05T00:00:00Z";
-    c.version = "test";
-    c.planner.provider = QStringLiteral("manual"); // no model: every attempt here is a person's program
-    c.coder = c.planner;
-    std::string error;
-    auto session = Session::create(dir, c, error);
-    if (!session)
-        qFatal("%s", error.c_str());
-    auto evaluator = test::makeScaleEvaluator(m_root, dir / "work", 20s);
-    int seq = 0;
-    auto append = [&](EventBody body) {
-        JournalEvent e;
-        e.body = std::move(body);
-        e.seq = ++seq;
-        e.time = "2026-12-05T00:00:00.000Z";
-        e.elapsedSeconds = seq;
-        if (!session->append(toJson(e), error))
-            qFatal("%s", error.c_str());
-    };
-    append(ev::RunStarted {false, c.settings.toJson(), std::nullopt});
-    for (std::size_t i = 0; i < programs.size(); ++i) {
-        const std::string node = "n" + std::to_string(i + 1);
-        append(ev::TreeEdit {.author = "human",
-            .purpose = "human",
-            .edit = singleInsert("root", "variant " + std::to_string(i + 1), 0.5, "a test's program"),
-            .rules = editRulesJson(EditRules {}),
-            .inserted = {node}});
-        const std::string hash = session->storeProgram(programs[i], error);
-        append(ev::Candidate {.node = node, .prompt = "human", .author = "human", .program = hash});
-        const Evaluation e = evaluator->evaluate(session->programPath(hash));
-        if (e.status != Verdict::Passed)
-            qFatal("%s", e.log.c_str());
-        append(ev::Evaluation {node, hash, "", "human", "human", toJson(e)});
-    }
-    return dir;
-}
-
 void TestDispatch::planRoutesEachShapeToItsFastest()
 {
-    const fs::path dir = makeSession("plan", {shapedKernel("a->n > 10000"), shapedKernel("a->n <= 10000")});
+    const fs::path dir = test::writeScaleSession(
+        m_root, "plan", {shapedScaleKernel("a->n > 10000"), shapedScaleKernel("a->n <= 10000")});
     std::string error;
     auto session = Session::open(dir, error);
     QVERIFY2(session, error.c_str());
@@ -149,7 +79,8 @@ void TestDispatch::planRoutesEachShapeToItsFastest()
 // timing noise (3x), and it is written with its record and its line in the report.
 void TestDispatch::exportMeasuresTheDispatcher()
 {
-    const fs::path dir = makeSession("export", {shapedKernel("a->n > 10000"), shapedKernel("a->n <= 10000")});
+    const fs::path dir = test::writeScaleSession(
+        m_root, "export", {shapedScaleKernel("a->n > 10000"), shapedScaleKernel("a->n <= 10000")});
     const fs::path out = m_root / "export-out";
     const auto r = test::runProgram(u"ksearch"_qs,
         {u"export"_qs, u"--session"_qs, QString::fromStdString(dir.string()), u"--out"_qs,
@@ -171,7 +102,7 @@ void TestDispatch::exportMeasuresTheDispatcher()
 // writes no dispatcher (the rest of the export is written as without --dispatch).
 void TestDispatch::nothingToDispatchWritesNothing()
 {
-    const fs::path dir = makeSession("single", {shapedKernel("false")});
+    const fs::path dir = test::writeScaleSession(m_root, "single", {shapedScaleKernel("false")});
     const fs::path out = m_root / "single-out";
     const auto r = test::runProgram(u"ksearch"_qs,
         {u"export"_qs, u"--session"_qs, QString::fromStdString(dir.string()), u"--out"_qs,

@@ -1,5 +1,6 @@
 #include "enginefixture.h"
 #include "guitestsupport.h"
+#include "scaletask.h"
 #include "testmain.h"
 #include "testsupport.h"
 
@@ -7,6 +8,7 @@
 #include <session/session.h>
 
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QChart>
 #include <QChartView>
 #include <QInputDialog>
@@ -41,6 +43,7 @@ private slots:
     void windowOpensASessionFromIt();
     void windowContinuesASessionFromIt();
     void sessionsOfTwoTasks();
+    void windowExportsADispatchingKernel();
 
 private:
     // The dialog, filled with the library's sessions.
@@ -345,6 +348,32 @@ void TestSessionLibrary::sessionsOfTwoTasks()
     for (QAbstractSeries* line : series)
         names << line->name();
     QVERIFY2(names.contains(ui::sessionLegendName(s)), qPrintable(names.join(u", ")));
+}
+
+// File > Export with a Dispatching Kernel on a session whose two kernels are each slow on one
+// workload: the export is written, the dispatching kernel is measured in the background (the
+// window stays responsive: the signal arrives through its event loop) and written with both J.
+void TestSessionLibrary::windowExportsADispatchingKernel()
+{
+    const fs::path root = fs::path(m_tmp.path().toStdString()) / "dispatch";
+    test::writeTwoWorkloadScaleTask(root / "scale");
+    const fs::path dir = test::writeScaleSession(
+        root, "two-kernels", {test::shapedScaleKernel("a->n > 10000"), test::shapedScaleKernel("a->n <= 10000")});
+    ui::Settings::set(ui::settings::benchSeconds, 0.05);
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openSession(QString::fromStdString(dir.string()), false));
+    QVERIFY(window.findChild<QAction*>(u"actionExportDispatch"_qs)->isEnabled());
+    QSignalSpy done(&window, &ui::MainWindow::dispatchExported);
+    const fs::path out = root / "out";
+    QVERIFY(window.exportDispatching(QString::fromStdString(out.string())));
+    QVERIFY(fs::exists(out / "best_kernel.cpp")); // the export itself, before the measurement
+    QVERIFY(done.wait(120000));
+    QVERIFY2(done.first().at(0).toString().isEmpty(), qPrintable(done.first().at(0).toString()));
+    QVERIFY2(done.first().at(1).toString().contains(u"2 variants, 1 shapes routed, PASSED"),
+        qPrintable(done.first().at(1).toString()));
+    QVERIFY(fs::exists(out / "dispatch.cpp"));
+    QVERIFY(fs::exists(out / "dispatch.json"));
 }
 
 KS_TEST_MAIN_GUI(TestSessionLibrary)

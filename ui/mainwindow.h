@@ -3,9 +3,11 @@
 #include "runcontroller.h"
 #include "searchdocument.h"
 
+#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QUndoStack>
 
+#include <dispatchexport.h>
 #include <optional>
 
 class QAction;
@@ -41,6 +43,7 @@ class TreeGraphView;
 // budget and K, and the history slider in the tool bar; budget, tokens, dollars, time and device
 // in the status bar. Steering actions go through the undo stack to the running engine.
 class NodeCompareDialog;
+
 class SessionLibraryDialog;
 
 class MainWindow : public QMainWindow
@@ -66,6 +69,9 @@ signals:
     // A live search found a new best kernel or ended: shown in the status bar, and, when the
     // notifications setting is on, as a desktop notification and a taskbar alert.
     void notified(const QString& title, const QString& text);
+    // File > Export Dispatching Kernel ended: `error` empty when the kernel was written;
+    // `figures` both J, when they were measured.
+    void dispatchExported(const QString& error, const QString& figures);
 
 public slots:
     void reloadTasks();
@@ -81,6 +87,9 @@ public slots:
     ks::ui::SessionLibraryDialog* showSessionLibrary();
     // View > Reset Layout: the docks back where they start, sized in shares of the window.
     void resetLayout();
+    // File > Export Dispatching Kernel into `folder` (mainwindowdispatch.cpp): the export, then the
+    // dispatching kernel measured in the background; null when the export could not start.
+    QFutureWatcher<ks::DispatchExportResult>* exportDispatching(const QString& folder);
     // Node > Compare With Another Node (mainwindowcompare.cpp): the two nodes' representative
     // attempts side by side; null when either has no evaluated attempt.
     ks::ui::NodeCompareDialog* compareNodes(const QString& first, const QString& second);
@@ -104,6 +113,7 @@ private:
     // The nodes the selected one can be compared with, as "n4: J 1793.5, intent..." items.
     [[nodiscard]] QStringList comparableNodes() const;
     void askNodeToCompare();
+    void askExportDispatching();
     void notify(const QString& title, const QString& text);
     void applyNodeFilter(const QString& filter);
     RunOptions runOptions() const;
@@ -160,7 +170,7 @@ private:
     QAction *m_pause = nullptr, *m_step = nullptr, *m_resume = nullptr, *m_stop = nullptr, *m_continue = nullptr;
     QAction *m_setValue = nullptr, *m_prune = nullptr, *m_restore = nullptr, *m_inject = nullptr,
             *m_editIntent = nullptr, *m_pin = nullptr, *m_evaluate = nullptr, *m_compareNodes = nullptr,
-            *m_export = nullptr, *m_applyLimits = nullptr;
+            *m_export = nullptr, *m_exportDispatch = nullptr, *m_applyLimits = nullptr;
 };
 
 } // namespace ks::ui

@@ -66,6 +66,9 @@ void MainWindow::createActions()
     named(file->addAction(tr("Session &Library..."), this, &MainWindow::showSessionLibrary), "actionSessionLibrary",
         QKeySequence(tr("Ctrl+L")));
     m_export = named(file->addAction(tr("&Export..."), this, &MainWindow::exportSession), "actionExport");
+    m_exportDispatch =
+        named(file->addAction(tr("Export with a &Dispatching Kernel..."), this, &MainWindow::askExportDispatching),
+            "actionExportDispatch");
     file->addSeparator();
     named(file->addAction(tr("&Settings..."), this, &MainWindow::showSettings), "actionSettings",
         QKeySequence::Preferences);
@@ -211,6 +214,7 @@ void MainWindow::updateActions()
     if (!m_k->hasFocus())
         m_k->setValue(s.settings.stagnation);
     m_export->setEnabled(m_document.hasSession());
+    m_exportDispatch->setEnabled(m_document.hasSession() && m_document.task() && !m_controller.isRunning());
     m_continue->setEnabled(
         m_document.hasSession() && !m_controller.isRunning() && !m_document.config().taskName.empty());
     updateStatus();
