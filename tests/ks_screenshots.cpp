@@ -1,6 +1,7 @@
 // Takes the screenshots kept in docs/screenshots: the window mid-run (a live search of the
 // example task with the scripted demo LLM), the inspector with a diff, and each chart. Run it
 // on a real X display (Xvfb): scripts/screenshots.sh. The images are grabbed from the screen.
+#include "scaletask.h"
 #include "testsupport.h"
 
 #include <search/strategy.h>
@@ -282,6 +283,27 @@ bool sizesShot(ui::MainWindow& window, const QString& out)
     return ok;
 }
 
+// File > Export with a Dispatching Kernel on a scale-task session whose two kernels are each
+// slow on one workload: the window's status bar with both J once they are measured.
+bool dispatchShot(ui::MainWindow& window, const QString& out)
+{
+    QTemporaryDir dir;
+    const std::filesystem::path root = dir.path().toStdString();
+    test::writeTwoWorkloadScaleTask(root / "scale");
+    const auto session = test::writeScaleSession(
+        root, "two-kernels", {test::shapedScaleKernel("a->n > 10000"), test::shapedScaleKernel("a->n <= 10000")});
+    if (!window.openSession(QString::fromStdString(session.string()), false))
+        return false;
+    window.charts()->findChild<QTabWidget*>(QStringLiteral("chartTabs"))->setCurrentIndex(3);
+    QSignalSpy done(&window, &ui::MainWindow::dispatchExported);
+    if (!window.exportDispatching(QString::fromStdString((root / "out").string())))
+        return false;
+    if (done.isEmpty() && !done.wait(120000))
+        return false;
+    settle(500);
+    return grab(&window, out + u"/dispatch-exported.png");
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -303,6 +325,8 @@ int main(int argc, char** argv)
         return settingsShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--sanitizer-only"))
         return sanitizerShot(window, out) ? 0 : 1;
+    if (mode == QLatin1String("--dispatch-only"))
+        return dispatchShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--sizes-only"))
         return sizesShot(window, out) ? 0 : 1;
     if (mode == QLatin1String("--library-only"))

@@ -68,6 +68,7 @@ private slots:
     void intentsFitTwoLines();
     void resetLayoutSharesTheWindow_data();
     void resetLayoutSharesTheWindow();
+    void inspectorCellsHoldTheirText();
 };
 
 void TestMainWindow::showsTasks()
@@ -659,6 +660,39 @@ void TestMainWindow::resetLayoutSharesTheWindow()
         total += table->columnWidth(c);
     QVERIFY2(total <= table->viewport()->width() + 1,
         qPrintable(u"%1 of columns in %2 px"_qs.arg(total).arg(table->viewport()->width())));
+}
+
+// No figure in the inspector is cut: every cell but the stretching column's holds its whole text.
+// The node is shown before the window is first laid out, as when a session opens on its best
+// node: the V history once showed "..." for its V and author there (the header measured its
+// columns before the rows came).
+void TestMainWindow::inspectorCellsHoldTheirText()
+{
+    ui::MainWindow window;
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(window.openExample());
+    const SearchState& s = window.document().state();
+    window.selectNode(QString::fromStdString(s.tree.attempt(*s.bestAttempt())->node));
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    // The V history first, on the tab shown from the start: showing a tab again lays its tables
+    // out again, which would hide the fault.
+    for (const auto& [name, stretch] :
+        {std::pair {u"valueHistory"_qs, 3}, {u"workloadTable"_qs, 0}, {u"attemptTable"_qs, 6}}) {
+        auto* view = window.inspector()->findChild<QTableView*>(name);
+        if (name != u"valueHistory")
+            window.inspector()->findChild<QTabWidget*>(u"inspectorTabs"_qs)->setCurrentIndex(1);
+        QApplication::processEvents();
+        const QFontMetrics fm(view->font());
+        for (int row = 0; row < view->model()->rowCount(); ++row)
+            for (int c = 0; c < view->model()->columnCount(); ++c) {
+                const QString text = view->model()->index(row, c).data().toString();
+                if (c != stretch && !text.isEmpty())
+                    QVERIFY2(view->columnWidth(c) >= fm.horizontalAdvance(text),
+                        qPrintable(
+                            u"%1 column %2: \"%3\" in %4 px"_qs.arg(name).arg(c).arg(text).arg(view->columnWidth(c))));
+            }
+    }
 }
 
 KS_TEST_MAIN_GUI(TestMainWindow)

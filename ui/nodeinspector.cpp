@@ -47,10 +47,25 @@ QTableView* makeTable(QStandardItemModel* model, const QString& name, QWidget* p
     view->setTextElideMode(Qt::ElideMiddle);
     QHeaderView* header = view->horizontalHeader();
     header->setSectionResizeMode(QHeaderView::ResizeToContents);
-    if (stretch >= 0)
-        header->setSectionResizeMode(stretch, QHeaderView::Stretch);
-    else
-        header->setStretchLastSection(true);
+    auto stretchOne = [header, stretch] { // set anew, so that the header stretches it again
+        if (stretch >= 0) {
+            header->setSectionResizeMode(stretch, QHeaderView::Interactive);
+            header->setSectionResizeMode(stretch, QHeaderView::Stretch);
+        } else {
+            header->setStretchLastSection(false);
+            header->setStretchLastSection(true);
+        }
+    };
+    stretchOne();
+    // A header measures its ResizeToContents sections when the view is laid out, not when rows
+    // arrive in a view already shown (a node's V history was cut to "..."): measure them again
+    // once the rows are in, then let the stretching column take the rest.
+    const auto fit = [header, stretchOne] {
+        header->resizeSections(QHeaderView::ResizeToContents);
+        stretchOne();
+    };
+    QObject::connect(model, &QAbstractItemModel::rowsInserted, view, fit, Qt::QueuedConnection);
+    QObject::connect(model, &QAbstractItemModel::modelReset, view, fit, Qt::QueuedConnection);
     return view;
 }
 
