@@ -2,15 +2,17 @@
 
 #include "exportdispatch.h"
 
+#include <session/runsummary.h>
+
 #include <dispatchexport.h>
 
 namespace ks::cli {
 
 namespace {
 
-QString num(double v)
+QString num(double v) // J as everywhere else: one decimal
 {
-    return QString::number(v, 'f', 1);
+    return QString::fromStdString(formatFixed(v, 1));
 }
 
 } // namespace

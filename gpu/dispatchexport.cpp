@@ -8,28 +8,16 @@
 #include "evaluator.h"
 
 #include <session/dispatchkernel.h>
+#include <session/runsummary.h>
 
 #include <QDir>
 #include <QTemporaryDir>
 
 #include <fstream>
-#include <iomanip>
-#include <sstream>
 
 namespace ks {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string fixed1(double v)
-{
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(1) << v;
-    return s.str();
-}
-
-} // namespace
 
 DispatchExportResult exportDispatchingKernel(const Session& session, const SearchState& state, const Task& task,
     const fs::path& outDir, double benchSeconds, const std::string& python)
@@ -99,8 +87,8 @@ DispatchExportResult exportDispatchingKernel(const Session& session, const Searc
     report << "\n## Dispatching kernel\n\n`dispatch" << suffix << "` runs, for " << plan->cases.size()
            << " workload shapes, the attempt fastest on it, and the best single kernel (" << bestAttempt.node
            << ", attempt " << bestAttempt.index << ") on every other shape. Measured now, one after the other: "
-           << "dispatching kernel J " << fixed1(dispatched.score) << ", best single kernel J " << fixed1(best.score)
-           << ".\n";
+           << "dispatching kernel J " << formatFixed(dispatched.score, 1) << ", best single kernel J "
+           << formatFixed(best.score, 1) << ".\n";
     r.files = {kept, outDir / "dispatch.json", outDir / "report.md"};
     r.outcome = DispatchExportResult::Outcome::Written;
     return r;
