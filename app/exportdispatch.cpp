@@ -2,20 +2,15 @@
 
 #include "exportdispatch.h"
 
-#include <session/runsummary.h>
+#include <util/numberformat.h>
+
+#include <qtext.h>
 
 #include <dispatchexport.h>
 
 namespace ks::cli {
 
-namespace {
-
-QString num(double v) // J as everywhere else: one decimal
-{
-    return QString::fromStdString(formatFixed(v, 1));
-}
-
-} // namespace
+using ui::q;
 
 int exportDispatch(const Session& session, const SearchState& state, const Task& task,
     const std::filesystem::path& outDir, const DispatchOptions& options, QTextStream& out, QTextStream& err)
@@ -24,9 +19,9 @@ int exportDispatch(const Session& session, const SearchState& state, const Task&
         exportDispatchingKernel(session, state, task, outDir, options.benchSeconds, options.python);
     if (r.bestAttempt >= 0) {
         out << "best single kernel: " << QString::fromStdString(r.bestNode) << " attempt " << r.bestAttempt << ", J "
-            << num(r.singleScore) << " now (" << num(r.sessionScore) << " in the session)\n";
+            << q(formatScore(r.singleScore)) << " now (" << q(formatScore(r.sessionScore)) << " in the session)\n";
         out << "dispatching kernel: " << r.variants << " variants, " << r.routedShapes << " shapes routed, "
-            << QString::fromStdString(r.verdict) << ", J " << num(r.dispatchedScore) << "\n";
+            << QString::fromStdString(r.verdict) << ", J " << q(formatScore(r.dispatchedScore)) << "\n";
     }
     if (r.outcome != DispatchExportResult::Outcome::Written) {
         err << "ksearch export --dispatch: " << QString::fromStdString(r.error) << (r.log.empty() ? "" : ":") << "\n"

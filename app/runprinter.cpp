@@ -1,15 +1,15 @@
 #include "runprinter.h"
 
 #include <session/runsummary.h>
+#include <util/numberformat.h>
+
+#include <qtext.h>
 
 namespace ks::cli {
 
-namespace {
+using ui::q;
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
+namespace {
 
 QString cut(const std::string& s, int n)
 {
@@ -40,24 +40,24 @@ void RunPrinter::onEvent(const SearchState& s, const JournalEvent& e)
                      .arg(a.index)
                      .arg(q(a.promptKind))
                      .arg(q(std::string(verdictName(a.evaluation.status))), -19)
-                     .arg(q(formatFixed(a.score(), 1)), 6)
-                     .arg(q(formatFixed(s.bestScore(), 1)), 6)
+                     .arg(q(formatScore(a.score())), 6)
+                     .arg(q(formatScore(s.bestScore())), 6)
                      .arg(q(formatTokens(total.tokens.promptTokens + total.tokens.completionTokens)))
                      .arg(q(formatDollars(total.dollars)))
                      .arg(evaluated->worker ? u"  on "_qs + cut(*evaluated->worker, 40) : QString());
     } else if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body)) {
         const SearchNode* n = s.tree.find(begun->node);
-        m_out << "action " << q(n->id) << " (V " << q(formatFixed(n->value(), 2)) << "): " << cut(n->intent, 90)
+        m_out << "action " << q(n->id) << " (V " << q(formatPriority(n->value())) << "): " << cut(n->intent, 90)
               << "\n";
     } else if (const auto* edited = std::get_if<ev::TreeEdit>(&e.body)) {
         QStringList parts;
         for (const auto& id : edited->inserted)
             if (const SearchNode* n = s.tree.find(id))
                 parts << QStringLiteral("+%1 under %2 (V %3) %4")
-                             .arg(q(id), q(n->parent), q(formatFixed(n->value(), 2)), cut(n->intent, 60));
+                             .arg(q(id), q(n->parent), q(formatPriority(n->value())), cut(n->intent, 60));
         for (const auto& u : edited->edit.value("update", nlohmann::json::array()))
             parts << QStringLiteral("V %1 -> %2")
-                         .arg(q(u.value("node", std::string())), q(formatFixed(u.value("priority", 0.0), 2)));
+                         .arg(q(u.value("node", std::string())), q(formatPriority(u.value("priority", 0.0))));
         for (const auto& p : edited->edit.value("prune", nlohmann::json::array()))
             parts << QStringLiteral("pruned %1").arg(q(p.value("node", std::string())));
         m_out << "  " << q(edited->author) << ": " << parts.join(u"; ") << "\n";
@@ -86,9 +86,9 @@ void RunPrinter::printSummary(const SearchState& s, const std::filesystem::path&
           << "\n";
     if (r.best) {
         const Attempt& a = *s.tree.attempt(*r.best);
-        m_out << "Best J " << q(formatFixed(r.bestScore, 1)) << " (node " << q(a.node) << ", attempt " << a.index
-              << ", round " << a.round << ", latency " << q(formatFixed(a.evaluation.latencyMicros, 2))
-              << " us vs baseline " << q(formatFixed(a.evaluation.baselineLatencyMicros, 2)) << " us)\n";
+        m_out << "Best J " << q(formatScore(r.bestScore)) << " (node " << q(a.node) << ", attempt " << a.index
+              << ", round " << a.round << ", latency " << q(formatMicros(a.evaluation.latencyMicros))
+              << " us vs baseline " << q(formatMicros(a.evaluation.baselineLatencyMicros)) << " us)\n";
     } else {
         m_out << "No candidate passed.\n";
     }

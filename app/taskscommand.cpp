@@ -12,6 +12,7 @@
 #include <QCommandLineParser>
 #include <QTemporaryDir>
 #include <QTextStream>
+#include <qtext.h>
 
 #include <spdlog/spdlog.h>
 
@@ -21,12 +22,9 @@
 
 namespace ks::cli {
 
-namespace {
+using ui::q;
 
-QString q(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
+namespace {
 
 std::string humanBytes(double bytes)
 {

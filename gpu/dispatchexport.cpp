@@ -9,6 +9,7 @@
 
 #include <session/dispatchkernel.h>
 #include <session/runsummary.h>
+#include <util/numberformat.h>
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -87,8 +88,8 @@ DispatchExportResult exportDispatchingKernel(const Session& session, const Searc
     report << "\n## Dispatching kernel\n\n`dispatch" << suffix << "` runs, for " << plan->cases.size()
            << " workload shapes, the attempt fastest on it, and the best single kernel (" << bestAttempt.node
            << ", attempt " << bestAttempt.index << ") on every other shape. Measured now, one after the other: "
-           << "dispatching kernel J " << formatFixed(dispatched.score, 1) << ", best single kernel J "
-           << formatFixed(best.score, 1) << ".\n";
+           << "dispatching kernel J " << formatScore(dispatched.score) << ", best single kernel J "
+           << formatScore(best.score) << ".\n";
     r.files = {kept, outDir / "dispatch.json", outDir / "report.md"};
     r.outcome = DispatchExportResult::Outcome::Written;
     return r;

@@ -15,6 +15,7 @@
 
 #include <session/runsummary.h>
 #include <task/taskcatalog.h>
+#include <util/numberformat.h>
 
 #include <QAction>
 #include <QApplication>
@@ -140,7 +141,7 @@ MainWindow::MainWindow(QWidget* parent)
         notify(tr("The search finished"),
             reason
                 + (best ? tr("; best J %1 on %2")
-                              .arg(QString::number(m_document.state().tree.attempt(*best)->score(), 'f', 1),
+                              .arg(q(formatScore(m_document.state().tree.attempt(*best)->score())),
                                   q(m_document.state().tree.attempt(*best)->node))
                         : tr("; nothing passed")));
         updateActions();

@@ -3,10 +3,13 @@
 #include "mainwindow.h"
 #include "nodefilter.h"
 #include "nodetablemodel.h"
+#include "qtext.h"
 #include "runcontroller.h"
 #include "searchdocument.h"
 #include "settings.h"
 #include "treegraphview.h"
+
+#include <util/numberformat.h>
 
 #include <QApplication>
 #include <QLabel>
@@ -45,9 +48,9 @@ void MainWindow::noticeAttempt(int index)
     const Attempt& a = *s.tree.attempt(index);
     notify(tr("New best kernel"),
         tr("J %1 on %2 (attempt %3, %4 us), after %5 evaluations")
-            .arg(QString::number(a.score(), 'f', 1), QString::fromStdString(a.node))
+            .arg(q(formatScore(a.score())), QString::fromStdString(a.node))
             .arg(a.index)
-            .arg(QString::number(a.evaluation.latencyMicros, 'f', 2))
+            .arg(q(formatMicros(a.evaluation.latencyMicros)))
             .arg(s.evaluations));
 }
 

@@ -5,6 +5,7 @@
 #include "searchdocument.h"
 
 #include <search/taskbrief.h>
+#include <util/numberformat.h>
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -129,8 +130,8 @@ void NodeCompareDialog::fillSpeedups(const SearchDocument& document, int first, 
         const int row = static_cast<int>(i);
         auto cell = [&](const QString& text) { return new QTableWidgetItem(text); };
         table->setItem(row, 0, cell(label));
-        table->setItem(row, 1, cell(sa > 0 ? QString::number(sa, 'f', 2) + u'x' : tr("failed")));
-        table->setItem(row, 2, cell(sb > 0 ? QString::number(sb, 'f', 2) + u'x' : tr("failed")));
+        table->setItem(row, 1, cell(sa > 0 ? q(formatSpeedup(sa)) : tr("failed")));
+        table->setItem(row, 2, cell(sb > 0 ? q(formatSpeedup(sb)) : tr("failed")));
         QString faster = tr("neither");
         if (sa > 0 && sb > 0)
             faster = sa == sb ? tr("tie")

@@ -9,6 +9,7 @@
 #include <search/taskbrief.h>
 #include <task/sanitizerreport.h>
 #include <util/linediff.h>
+#include <util/numberformat.h>
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -75,11 +76,6 @@ QStandardItem* cell(const QString& text, const QVariant& sort = {})
     if (sort.isValid())
         item->setData(sort, Qt::UserRole);
     return item;
-}
-
-QString number(double v, int digits)
-{
-    return QString::number(v, 'f', digits);
 }
 
 QString lines(int n)
@@ -246,18 +242,18 @@ void NodeInspector::refresh()
         return;
     }
     const Attempt* best = n->bestAttempt ? s.tree.attempt(*n->bestAttempt) : nullptr;
-    m_header->setText(
-        QStringLiteral("<b>%1</b> &nbsp; <span style='color:%2'>%3</span> &nbsp; V %4 &nbsp; %5 &nbsp; "
-                       "parent %6 &nbsp; created by %7 in round %8")
-            .arg(m_node, statusColor(*n, s).name(), q(std::string(nodeStatusName(n->status))), number(n->value(), 2),
-                best ? tr("best J %1 (attempt %2, %3 us)")
-                           .arg(number(best->score(), 1))
-                           .arg(best->index)
-                           .arg(number(best->evaluation.latencyMicros, 2))
-                     : (n->status == NodeStatus::Closed ? tr("nothing passed") : QString()),
-                n->parent.empty() ? QStringLiteral("-") : q(n->parent),
-                q(std::string(authorName(n->createdBy))).replace(u'_', u' '))
-            .arg(n->createdRound));
+    m_header->setText(QStringLiteral("<b>%1</b> &nbsp; <span style='color:%2'>%3</span> &nbsp; V %4 &nbsp; %5 &nbsp; "
+                                     "parent %6 &nbsp; created by %7 in round %8")
+                          .arg(m_node, statusColor(*n, s).name(), q(std::string(nodeStatusName(n->status))),
+                              q(formatPriority(n->value())),
+                              best ? tr("best J %1 (attempt %2, %3 us)")
+                                         .arg(q(formatScore(best->score())))
+                                         .arg(best->index)
+                                         .arg(q(formatMicros(best->evaluation.latencyMicros)))
+                                   : (n->status == NodeStatus::Closed ? tr("nothing passed") : QString()),
+                              n->parent.empty() ? QStringLiteral("-") : q(n->parent),
+                              q(std::string(authorName(n->createdBy))).replace(u'_', u' '))
+                          .arg(n->createdRound));
     QString html = QStringLiteral("<h3>Intent</h3><p>%1</p>").arg(q(n->intent).toHtmlEscaped());
     if (!n->rationale.empty())
         html += QStringLiteral("<h3>Rationale</h3><p style='white-space: pre-wrap'>%1</p>")
@@ -267,7 +263,7 @@ void NodeInspector::refresh()
     m_intent->setHtml(html);
     for (const ValueChange& v : n->values)
         m_values->appendRow(
-            {cell(number(v.value, 2), v.value), cell(q(std::string(authorName(v.author))).replace(u'_', u' ')),
+            {cell(q(formatPriority(v.value)), v.value), cell(q(std::string(authorName(v.author))).replace(u'_', u' ')),
                 cell(QString::number(v.round), v.round), cell(q(v.reason))});
     fillAttempts();
     fillExchanges();
@@ -288,8 +284,8 @@ void NodeInspector::fillAttempts()
             verdict->setForeground(verdictColor(a.evaluation.status));
         m_attempts->appendRow({cell(QString::number(a.index), a.index), cell(q(a.promptKind)),
             cell(q(std::string(authorName(a.author))).replace(u'_', u' ')), verdict,
-            cell(a.passed() ? number(a.score(), 1) : QString(), a.score()),
-            cell(a.passed() ? number(a.evaluation.latencyMicros, 2) : QString(), a.evaluation.latencyMicros),
+            cell(a.passed() ? q(formatScore(a.score())) : QString(), a.score()),
+            cell(a.passed() ? q(formatMicros(a.evaluation.latencyMicros)) : QString(), a.evaluation.latencyMicros),
             cell(QString::number(a.round), a.round)});
     }
     if (m_attempt < 0 || std::find(n->attempts.begin(), n->attempts.end(), m_attempt) == n->attempts.end())
@@ -327,13 +323,12 @@ void NodeInspector::showAttempt(int index)
             const Task* task = m_document.task();
             QStandardItem* label = cell(task ? q(workloadLabel(*task, w.id)) : q(w.id.substr(0, 8)));
             label->setToolTip(label->text() + u'\n' + q(w.id)); // the column may elide it
-            m_workloads->appendRow(
-                {label, status, cell(w.latencyMicros > 0 ? number(w.latencyMicros, 2) : QString(), w.latencyMicros),
-                    cell(number(w.baselineLatencyMicros, 2), w.baselineLatencyMicros),
-                    cell(w.speedup > 0 ? number(w.speedup, 2) + u'x' : QString(), w.speedup),
-                    cell(w.rooflineFraction > 0 ? number(100 * w.rooflineFraction, 1) + u'%' : QString(),
-                        w.rooflineFraction),
-                    cell(QString::number(w.maxAbsError, 'g', 3), w.maxAbsError)});
+            m_workloads->appendRow({label, status,
+                cell(w.latencyMicros > 0 ? q(formatMicros(w.latencyMicros)) : QString(), w.latencyMicros),
+                cell(q(formatMicros(w.baselineLatencyMicros)), w.baselineLatencyMicros),
+                cell(w.speedup > 0 ? q(formatSpeedup(w.speedup)) : QString(), w.speedup),
+                cell(w.rooflineFraction > 0 ? q(formatPercent(w.rooflineFraction)) : QString(), w.rooflineFraction),
+                cell(QString::number(w.maxAbsError, 'g', 3), w.maxAbsError)});
         }
         m_log->setPlainText(a->evaluated ? q(a->evaluation.log) : tr("Not evaluated: %1").arg(q(a->problem)));
     }
@@ -378,7 +373,7 @@ void NodeInspector::fillCompareChoices()
             tr("Attempt %1 of %2: %3%4")
                 .arg(a.index)
                 .arg(q(a.node), a.evaluated ? q(std::string(verdictName(a.evaluation.status))) : tr("not evaluated"),
-                    a.passed() ? tr(", J %1").arg(number(a.score(), 1)) : QString()),
+                    a.passed() ? tr(", J %1").arg(q(formatScore(a.score()))) : QString()),
             a.index);
     }
     const int row = chosen.isValid() ? m_compare->findData(chosen) : -1;
@@ -460,7 +455,7 @@ void NodeInspector::fillCode()
         tr("Against the program of %1 (attempt %2%3): %4 added, %5 removed%6.")
             .arg(q(base->node))
             .arg(base->index)
-            .arg(base->passed() ? tr(", J %1").arg(number(base->score(), 1)) : QString())
+            .arg(base->passed() ? tr(", J %1").arg(q(formatScore(base->score()))) : QString())
             .arg(lines(m_code->addedLines()))
             .arg(lines(m_code->removedLines()))
             .arg(m_code->addedLines() + m_code->removedLines() == 0 ? tr(" (identical)") : QString()));

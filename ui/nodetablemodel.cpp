@@ -1,7 +1,10 @@
 #include "nodetablemodel.h"
 
+#include "qtext.h"
 #include "searchdocument.h"
 #include "uistyle.h"
+
+#include <util/numberformat.h>
 
 #include <QBrush>
 
@@ -89,12 +92,12 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const
     case Value:
         if (isRoot)
             return display ? QVariant() : QVariant(2.0);
-        return display ? QVariant(QString::number(n.value(), 'f', 2)) : QVariant(n.value());
+        return display ? QVariant(q(formatPriority(n.value()))) : QVariant(n.value());
     case BestScore:
         if (!best)
             return display ? QVariant(n.status == NodeStatus::Closed && !isRoot ? tr("failed") : QString())
                            : QVariant(-1.0);
-        return display ? QVariant(QString::number(best->score(), 'f', 1)) : QVariant(best->score());
+        return display ? QVariant(q(formatScore(best->score()))) : QVariant(best->score());
     case Attempts:
         return static_cast<int>(n.attempts.size());
     case Parent:

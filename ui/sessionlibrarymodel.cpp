@@ -3,6 +3,7 @@
 #include "qtext.h"
 
 #include <session/runsummary.h>
+#include <util/numberformat.h>
 
 #include <QDateTime>
 
@@ -50,7 +51,7 @@ QVariant SessionLibraryModel::data(const QModelIndex& index, int role) const
     case BestJ:
         if (sort)
             return s.bestScore;
-        return s.bestScore > 0 ? QString::number(s.bestScore, 'f', 1) : u"-"_qs;
+        return s.bestScore > 0 ? q(formatScore(s.bestScore)) : u"-"_qs;
     case Evaluations:
         if (sort)
             return s.evaluations;

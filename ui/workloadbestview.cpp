@@ -5,6 +5,7 @@
 
 #include <search/taskbrief.h>
 #include <search/workloadbest.h>
+#include <util/numberformat.h>
 
 #include <QHeaderView>
 #include <QLabel>
@@ -77,10 +78,10 @@ void WorkloadBestView::refresh()
         }
         const Attempt& best = *s.tree.attempt(w.attempt);
         set(BestAttempt, QStringLiteral("%1 #%2").arg(q(best.node)).arg(best.index))->setData(Qt::UserRole, best.index);
-        set(Latency, QString::number(w.latencyMicros, 'f', 2));
-        set(Speedup, QString::number(w.speedup, 'f', 2) + u'x');
-        set(BestKernelSpeedup, w.overallSpeedup > 0 ? QString::number(w.overallSpeedup, 'f', 2) + u'x' : tr("failed"));
-        QTableWidgetItem* gain = set(Gain, w.gain > 0 ? QString::number(w.gain, 'f', 2) : QStringLiteral("-"));
+        set(Latency, q(formatMicros(w.latencyMicros)));
+        set(Speedup, q(formatSpeedup(w.speedup)));
+        set(BestKernelSpeedup, w.overallSpeedup > 0 ? q(formatSpeedup(w.overallSpeedup)) : tr("failed"));
+        QTableWidgetItem* gain = set(Gain, w.gain > 0 ? q(formatFixed(w.gain, 2)) : QStringLiteral("-"));
         if (w.withinSpread && w.attempt != overall.index) {
             gain->setText(gain->text() + tr(" (noise)"));
             gain->setToolTip(tr("The fastest attempt's upper quartile reaches the best kernel's lower quartile: this "

@@ -9,6 +9,7 @@
 #include <tree/treejson.h>
 #include <tree/treerender.h>
 #include <tree/treesvg.h>
+#include <util/numberformat.h>
 
 #include <ctime>
 #include <set>
@@ -62,28 +63,27 @@ std::string renderReport(const Session& session, const SearchState& s, const Tas
     } else {
         const Attempt& a = *s.tree.attempt(*r.best);
         const Evaluation& e = a.evaluation;
-        md += "J = **" + formatFixed(r.bestScore, 1) + "** (node " + a.node + ", attempt " + std::to_string(a.index)
-            + ", round " + std::to_string(a.round) + "): latency " + formatFixed(e.latencyMicros, 2)
-            + " us (geometric mean) against the baseline's " + formatFixed(e.baselineLatencyMicros, 2) + " us"
+        md += "J = **" + formatScore(r.bestScore) + "** (node " + a.node + ", attempt " + std::to_string(a.index)
+            + ", round " + std::to_string(a.round) + "): latency " + formatMicros(e.latencyMicros)
+            + " us (geometric mean) against the baseline's " + formatMicros(e.baselineLatencyMicros) + " us"
             + (e.device.empty() ? "" : ", on " + e.device) + ".\n\n";
         md += "| workload | status | latency (us) | p25-p75 (us) | baseline (us) | speedup | roofline |\n";
         md += "|---|---|---:|---:|---:|---:|---:|\n";
         for (const auto& w : e.workloads)
             md += "| " + cell(workloadName(task, w.id)) + " | " + std::string(verdictName(w.status)) + " | "
-                + formatFixed(w.latencyMicros, 2) + " | " + formatFixed(w.p25Micros, 2) + "-"
-                + formatFixed(w.p75Micros, 2) + " | " + formatFixed(w.baselineLatencyMicros, 2) + " | "
-                + formatFixed(w.speedup, 2) + "x | "
-                + (w.rooflineFraction > 0 ? formatFixed(100 * w.rooflineFraction, 1) + " %" : "-") + " |\n";
+                + formatMicros(w.latencyMicros) + " | " + formatMicros(w.p25Micros) + "-" + formatMicros(w.p75Micros)
+                + " | " + formatMicros(w.baselineLatencyMicros) + " | " + formatSpeedup(w.speedup) + " | "
+                + (w.rooflineFraction > 0 ? formatPercent(w.rooflineFraction) : "-") + " |\n";
         md += "\nHow the search got there (the path of intents from the root):\n\n";
         for (const SearchNode* n : s.tree.pathFromRoot(a.node)) {
             if (n->id == SearchTree::kRootId)
                 continue;
             md += "1. **" + n->id + "** " + cell(n->intent);
             if (n->bestAttempt)
-                md += " (best J " + formatFixed(s.tree.attempt(*n->bestAttempt)->score(), 1) + ")";
+                md += " (best J " + formatScore(s.tree.attempt(*n->bestAttempt)->score()) + ")";
             md += "  \n   V: ";
             for (std::size_t i = 0; i < n->values.size(); ++i)
-                md += (i ? " -> " : "") + formatFixed(n->values[i].value, 2) + " ("
+                md += (i ? " -> " : "") + formatPriority(n->values[i].value) + " ("
                     + std::string(authorName(n->values[i].author)) + ", round " + std::to_string(n->values[i].round)
                     + ")";
             md += "\n";
@@ -96,7 +96,7 @@ std::string renderReport(const Session& session, const SearchState& s, const Tas
     for (const Attempt& a : s.tree.attempts())
         if (a.passed() && a.score() > best) {
             best = a.score();
-            md += "| " + std::to_string(a.round) + " | " + formatFixed(best, 1) + " | " + a.node + " |\n";
+            md += "| " + std::to_string(a.round) + " | " + formatScore(best) + " | " + a.node + " |\n";
         }
     md += "\n## Evaluations by verdict\n\n| verdict | count |\n|---|---:|\n";
     for (const auto& [name, count] : r.verdicts)
@@ -150,16 +150,16 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
         const Attempt& a = *s.tree.attempt(*best);
         const std::string source = session.programSource(a.program);
         const std::string header = "// Best kernel of a K-Search run on " + c.taskName
-            + ": J = " + formatFixed(a.score(), 1) + " (latency " + formatFixed(a.evaluation.latencyMicros, 2)
-            + " us, baseline " + formatFixed(a.evaluation.baselineLatencyMicros, 2) + " us"
+            + ": J = " + formatScore(a.score()) + " (latency " + formatMicros(a.evaluation.latencyMicros)
+            + " us, baseline " + formatMicros(a.evaluation.baselineLatencyMicros) + " us"
             + (a.evaluation.device.empty() ? "" : ", " + a.evaluation.device) + ").\n// Node " + a.node + ", attempt "
             + std::to_string(a.index) + ", program " + a.program + ", session " + session.dir().string()
             + ".\n// Intent: " + cell(s.tree.find(a.node)->intent) + "\n";
         write("best_kernel" + c.programSuffix(), header + source);
         if (task) {
             FibSolutionInput in {fibSolutionName(c.taskName, a.program),
-                "Found by K-Search (" + s.settings.describe() + "), J = " + formatFixed(a.score(), 1) + ", node "
-                    + a.node + ".",
+                "Found by K-Search (" + s.settings.describe() + "), J = " + formatScore(a.score()) + ", node " + a.node
+                    + ".",
                 source, c.backend != "host", a.evaluation.device, c.candidateLanguage()};
             std::string why;
             if (const auto solution = fibSolution(task->definition, in, why))
@@ -227,7 +227,7 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
             + "\n");
     TreeSvgOptions so;
     so.title = "K-Search tree: " + c.taskName + " (" + s.settings.describe() + ", " + std::to_string(s.evaluations)
-        + " evaluations, best J " + formatFixed(s.bestScore(), 1) + ")";
+        + " evaluations, best J " + formatScore(s.bestScore()) + ")";
     so.activeNode = s.actions.empty() ? std::string() : s.actions.front().node; // the others show as active
     write("tree.svg", renderTreeSvg(s.tree, so));
     return result;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <search/searchstate.h>
+#include <util/numberformat.h> // how its figures read
 
 #include <map>
 #include <optional>
@@ -27,10 +28,5 @@ struct RunSummary {
 };
 
 RunSummary summarize(const SearchState& state);
-
-// "12.3k" style token counts and "$0.0421" style dollars.
-std::string formatTokens(long long n);
-std::string formatDollars(double d);
-std::string formatFixed(double v, int digits);
 
 } // namespace ks
