@@ -3,14 +3,11 @@
 #include "exportdispatch.h"
 
 #include <util/numberformat.h>
-
-#include <qtext.h>
+#include <util/qtext.h>
 
 #include <dispatchexport.h>
 
 namespace ks::cli {
-
-using ui::q;
 
 int exportDispatch(const Session& session, const SearchState& state, const Task& task,
     const std::filesystem::path& outDir, const DispatchOptions& options, QTextStream& out, QTextStream& err)

@@ -2,12 +2,9 @@
 
 #include <session/runsummary.h>
 #include <util/numberformat.h>
-
-#include <qtext.h>
+#include <util/qtext.h>
 
 namespace ks::cli {
-
-using ui::q;
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include <task/fibimport.h>
 #include <task/inputgenerator.h>
 #include <task/taskcatalog.h>
+#include <util/qtext.h>
 
 #include <QCommandLineParser>
 #include <QTemporaryDir>
 #include <QTextStream>
-#include <qtext.h>
 
 #include <spdlog/spdlog.h>
 
@@ -21,8 +21,6 @@
 #include <taskcheck.h>
 
 namespace ks::cli {
-
-using ui::q;
 
 namespace {
 

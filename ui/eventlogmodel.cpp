@@ -1,7 +1,8 @@
 #include "eventlogmodel.h"
 
-#include "qtext.h"
 #include "searchdocument.h"
+
+#include <util/qtext.h>
 
 #include <QColor>
 

@@ -6,7 +6,6 @@
 #include "nodefilter.h"
 #include "nodeinspector.h"
 #include "nodetablemodel.h"
-#include "qtext.h"
 #include "sanitizerrun.h"
 #include "settings.h"
 #include "treegraphview.h"
@@ -16,6 +15,7 @@
 #include <session/runsummary.h>
 #include <task/taskcatalog.h>
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QAction>
 #include <QApplication>

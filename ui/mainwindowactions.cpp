@@ -4,7 +4,6 @@
 #include "mainwindow.h"
 #include "newsearchdialog.h"
 #include "nodecomparedialog.h"
-#include "qtext.h"
 #include "settings.h"
 #include "settingsdialog.h"
 #include "steeringcommands.h"
@@ -12,6 +11,7 @@
 #include "treegraphview.h"
 
 #include <session/exporter.h>
+#include <util/qtext.h>
 
 #include <QAction>
 #include <QApplication>

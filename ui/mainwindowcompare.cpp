@@ -2,7 +2,8 @@
 // each the node's best passing attempt (else its last evaluated one).
 #include "mainwindow.h"
 #include "nodecomparedialog.h"
-#include "qtext.h"
+
+#include <util/qtext.h>
 
 #include <QInputDialog>
 

@@ -2,10 +2,10 @@
 // runs each workload shape's fastest attempt, measured next to the best single kernel off the
 // window's thread (gpu/dispatchexport.h), and what came of it.
 #include "mainwindow.h"
-#include "qtext.h"
 #include "settings.h"
 
 #include <session/exporter.h>
+#include <util/qtext.h>
 
 #include <QFileDialog>
 #include <QFutureWatcher>

@@ -3,13 +3,13 @@
 #include "mainwindow.h"
 #include "nodefilter.h"
 #include "nodetablemodel.h"
-#include "qtext.h"
 #include "runcontroller.h"
 #include "searchdocument.h"
 #include "settings.h"
 #include "treegraphview.h"
 
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QApplication>
 #include <QLabel>

@@ -1,12 +1,12 @@
 #include "newsearchdialog.h"
 
 #include "llmrolebox.h"
-#include "qtext.h"
 #include "settings.h"
 
 #include <search/taskbrief.h>
 #include <task/language.h>
 #include <task/taskcatalog.h>
+#include <util/qtext.h>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -24,9 +24,9 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSpinBox>
 #include <QScreen>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTableWidget>

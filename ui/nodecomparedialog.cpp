@@ -1,11 +1,11 @@
 #include "nodecomparedialog.h"
 
 #include "codeview.h"
-#include "qtext.h"
 #include "searchdocument.h"
 
 #include <search/taskbrief.h>
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>

@@ -1,7 +1,6 @@
 #include "nodeinspector.h"
 
 #include "codeview.h"
-#include "qtext.h"
 #include "searchdocument.h"
 #include "uistyle.h"
 
@@ -10,6 +9,7 @@
 #include <task/sanitizerreport.h>
 #include <util/linediff.h>
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QComboBox>
 #include <QHBoxLayout>

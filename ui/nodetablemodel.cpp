@@ -1,10 +1,10 @@
 #include "nodetablemodel.h"
 
-#include "qtext.h"
 #include "searchdocument.h"
 #include "uistyle.h"
 
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QBrush>
 

@@ -1,6 +1,6 @@
 #include "searchdocument.h"
 
-#include "qtext.h"
+#include <util/qtext.h>
 
 #include <fstream>
 #include <sstream>

@@ -1,9 +1,8 @@
 #include "sessionlibrarymodel.h"
 
-#include "qtext.h"
-
 #include <session/runsummary.h>
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QDateTime>
 

@@ -1,9 +1,9 @@
 #include "workersmodel.h"
 
-#include "qtext.h"
 #include "searchdocument.h"
 
 #include <session/runsummary.h>
+#include <util/qtext.h>
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
 #include "workloadbestview.h"
 
-#include "qtext.h"
 #include "searchdocument.h"
 
 #include <search/taskbrief.h>
 #include <search/workloadbest.h>
 #include <util/numberformat.h>
+#include <util/qtext.h>
 
 #include <QHeaderView>
 #include <QLabel>
