@@ -29,7 +29,7 @@ DispatchExportResult exportDispatchingKernel(const Session& session, const Searc
     if (!plan)
         return r;
     r.variants = static_cast<int>(plan->variants.size());
-    r.routedShapes = static_cast<int>(plan->cases.size());
+    r.routedShapes = plan->routedShapes();
     const std::string suffix = config.programSuffix();
     const std::string text =
         dispatchSource(*plan, [&](const std::string& hash) { return session.programSource(hash); });

@@ -4,7 +4,9 @@
 
 #include <session/dispatchkernel.h>
 #include <session/session.h>
+#include <task/abiheader.h>
 
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <fstream>
@@ -24,6 +26,8 @@ class TestDispatch : public QObject
 private slots:
     void initTestCase();
     void planRoutesEachShapeToItsFastest();
+    void unseenShapesRunTheNearestKnownOne_data();
+    void unseenShapesRunTheNearestKnownOne();
     void exportMeasuresTheDispatcher();
     void nothingToDispatchWritesNothing();
 
@@ -53,8 +57,9 @@ void TestDispatch::planRoutesEachShapeToItsFastest()
     QVERIFY2(plan, error.c_str());
     QCOMPARE(plan->variants.size(), std::size_t {2});
     QCOMPARE(plan->variants[0].attempt, *state->bestAttempt());
-    QCOMPARE(plan->cases.size(), std::size_t {1});
-    const DispatchPlan::Case& routed = plan->cases.front();
+    QCOMPARE(plan->cases.size(), std::size_t {2}); // both shapes are known; one runs the other kernel
+    QCOMPARE(plan->routedShapes(), 1);
+    const DispatchPlan::Case& routed = plan->cases[0].variant == 1 ? plan->cases[0] : plan->cases[1];
     QCOMPARE(routed.variant, 1);
     QCOMPARE(routed.axes.size(), std::size_t {1});
     QCOMPARE(routed.axes.front().first, std::string("n"));
@@ -69,7 +74,59 @@ void TestDispatch::planRoutesEachShapeToItsFastest()
     QCOMPARE(text.find("#include \"ks_task.h\""), text.rfind("#include \"ks_task.h\"")); // hoisted once
     QVERIFY(text.find("namespace ks_dispatch_1") != std::string::npos);
     QVERIFY(text.find("#undef PASSES") != std::string::npos);
-    QVERIFY(text.find("args->n == " + std::to_string(routed.axes.front().second)) != std::string::npos);
+    QVERIFY(text.find("1}, // workload " + routed.workload + ": n " + std::to_string(routed.axes.front().second))
+        != std::string::npos);
+}
+
+// Shapes no workload has run the variant of the nearest known one (by log(1 + n)): the
+// dispatcher made for known shapes n = 1000 (variant 1) and n = 65536 (variant 0) is compiled
+// with g++ and called with each row's n; each variant writes its number into y[0].
+void TestDispatch::unseenShapesRunTheNearestKnownOne_data()
+{
+    QTest::addColumn<qlonglong>("n");
+    QTest::addColumn<int>("variant");
+    QTest::newRow("the small shape itself") << 1000LL << 1;
+    QTest::newRow("the large shape itself") << 65536LL << 0;
+    QTest::newRow("near the small one") << 3000LL << 1;
+    QTest::newRow("near the large one") << 30000LL << 0;
+    QTest::newRow("below both") << 1LL << 1;
+    QTest::newRow("above both") << (1LL << 30) << 0;
+}
+
+void TestDispatch::unseenShapesRunTheNearestKnownOne()
+{
+    QFETCH(qlonglong, n);
+    QFETCH(int, variant);
+    static fs::path program;
+    if (program.empty()) {
+        const auto task = loadTask(m_root / "scale").task;
+        QVERIFY(task);
+        const fs::path dir = m_root / "nearest";
+        test::writeText(dir / "ks_task.h", generateAbiHeader(task->definition));
+        DispatchPlan plan;
+        plan.variants = {{0, "best"}, {1, "other"}};
+        plan.cases = {{"small-1000", {{"n", 1000}}, 1}, {"large-65536", {{"n", 65536}}, 0}};
+        const auto variantSource = [](const std::string& hash) {
+            return "#include \"ks_task.h\"\n#define MARK " + std::string(hash == "best" ? "0" : "1")
+                + "\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { a->y[0] = MARK; "
+                  "return 0; }\n";
+        };
+        test::writeText(dir / "dispatch.cpp", dispatchSource(plan, variantSource));
+        test::writeText(dir / "main.cpp",
+            "#include \"dispatch.cpp\"\n#include <cstdio>\n#include <cstdlib>\n"
+            "int main(int, char** argv) { float x = 1, y = -1; KsArgs a {}; a.x = &x; a.y = &y; a.n = "
+            "std::atoll(argv[1]); ks_run(&a, nullptr, 0, nullptr); std::printf(\"%g\\n\", y); }\n");
+        QProcess gxx;
+        gxx.start(u"g++"_qs,
+            {u"-std=c++17"_qs, u"-Wall"_qs, u"-Werror"_qs, u"-o"_qs, QString::fromStdString((dir / "main").string()),
+                QString::fromStdString((dir / "main.cpp").string())});
+        QVERIFY(gxx.waitForFinished(120000));
+        QVERIFY2(gxx.exitCode() == 0, gxx.readAllStandardError().constData());
+        program = dir / "main";
+    }
+    const auto r = test::runProgram(QString::fromStdString(program.string()), {QString::number(n)});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(r.out.trimmed(), QString::number(variant));
 }
 
 // Each single kernel is slow on one of the two workloads (200 passes on the large one, 5,000 on

@@ -3,10 +3,17 @@
 #include <search/workloadbest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <regex>
 #include <sstream>
 
 namespace ks {
+
+int DispatchPlan::routedShapes() const
+{
+    return static_cast<int>(std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.variant != 0; }));
+}
 
 std::optional<DispatchPlan> planDispatch(
     const SearchState& state, const Task& task, Language language, std::string& error)
@@ -32,23 +39,28 @@ std::optional<DispatchPlan> planDispatch(
     };
     variantOf(*best.overall);
     for (const WorkloadBest& w : best.rows) {
-        if (w.attempt < 0 || w.withinSpread)
-            continue; // no better attempt, or one better only within the timing noise
-        const int variant = variantOf(w.attempt);
-        if (variant == 0)
-            continue;
         const Workload* workload = task.workload(w.workload);
         if (!workload) {
             error = "workload " + w.workload + " is not in the task any more";
             return std::nullopt;
         }
-        DispatchPlan::Case c {w.workload, {}, variant};
+        DispatchPlan::Case c {w.workload, {}, 0};
         for (const Axis& axis : task.definition.axes)
             if (!axis.isConst)
                 c.axes.emplace_back(axis.name, workload->axes.at(axis.name));
-        plan.cases.push_back(std::move(c));
+        // No better attempt, or one better only within the timing noise: the best single kernel.
+        if (w.attempt >= 0 && !w.withinSpread)
+            c.variant = variantOf(w.attempt);
+        const bool known = std::any_of(
+            plan.cases.begin(), plan.cases.end(), [&](const DispatchPlan::Case& k) { return k.axes == c.axes; });
+        if (!known)
+            plan.cases.push_back(std::move(c));
     }
-    if (plan.cases.empty()) {
+    if (plan.cases.front().axes.empty()) {
+        error = "the task has no var axes: every workload has the same shape, nothing to dispatch on";
+        return std::nullopt;
+    }
+    if (plan.routedShapes() == 0) {
         error = "the best single kernel is the fastest on every workload (beyond the timing spread): nothing to "
                 "dispatch";
         return std::nullopt;
@@ -118,9 +130,11 @@ std::string dispatchSource(const DispatchPlan& plan, const std::function<std::st
             if (std::find(includes.begin(), includes.end(), line) == includes.end())
                 includes.push_back(line);
     }
+    if (std::find(includes.begin(), includes.end(), "#include <cmath>") == includes.end())
+        includes.emplace_back("#include <cmath>"); // std::log1p of the shape
     std::ostringstream out;
-    out << "// A dispatching kernel made by `ksearch export --dispatch`: for each workload shape the\n"
-           "// attempt fastest on it, any other shape the best single kernel (variant 0).\n";
+    out << "// A dispatching kernel made by `ksearch export --dispatch`: each call runs the attempt\n"
+           "// fastest on the nearest known shape (variant 0: the best single kernel).\n";
     for (const std::string& line : includes)
         out << line << "\n";
     for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -131,19 +145,50 @@ std::string dispatchSource(const DispatchPlan& plan, const std::function<std::st
         for (const std::string& macro : parts[i].macros)
             out << "#undef " << macro << "\n";
     }
+    // The known shapes' log(1 + axis) as literals; a call's shape is compared with each.
+    const std::size_t n = plan.cases.front().axes.size();
+    out << "\nnamespace {\nstruct KsDispatchShape {\n    double axes[" << n
+        << "];\n    int variant;\n};\nconst KsDispatchShape ks_dispatch_shapes[] = {\n";
+    char literal[40];
+    for (const DispatchPlan::Case& c : plan.cases) {
+        out << "    {{";
+        for (std::size_t k = 0; k < n; ++k) {
+            std::snprintf(literal, sizeof literal, "%.17g", std::log1p(static_cast<double>(c.axes[k].second)));
+            out << (k ? ", " : "") << literal;
+        }
+        out << "}, " << c.variant << "}, // workload " << c.workload << ":";
+        for (const auto& [axis, value] : c.axes)
+            out << " " << axis << " " << value;
+        out << "\n";
+    }
+    out << "};\n} // namespace\n";
     out << "\nextern \"C\" int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t "
            "stream)\n"
-           "{\n";
-    for (const DispatchPlan::Case& c : plan.cases) {
-        out << "    if (";
-        for (std::size_t k = 0; k < c.axes.size(); ++k)
-            out << (k ? " && " : "") << "args->" << c.axes[k].first << " == " << c.axes[k].second;
-        if (c.axes.empty())
-            out << "false";
-        out << ") // workload " << c.workload << "\n        return ks_dispatch_" << c.variant
-            << "::ks_dispatch_variant_" << c.variant << "(args, workspace, workspace_bytes, stream);\n";
-    }
-    out << "    return ks_dispatch_0::ks_dispatch_variant_0(args, workspace, workspace_bytes, stream);\n}\n";
+           "{\n"
+           "    const double shape[] = {";
+    for (std::size_t k = 0; k < n; ++k)
+        out << (k ? ", " : "") << "std::log1p(static_cast<double>(args->" << plan.cases.front().axes[k].first << "))";
+    out << "};\n"
+           "    int variant = 0;\n"
+           "    double nearest = 1e300;\n"
+           "    for (const KsDispatchShape& known : ks_dispatch_shapes) {\n"
+           "        double d = 0.0;\n"
+           "        for (int k = 0; k < "
+        << n
+        << "; ++k)\n"
+           "            d += (shape[k] - known.axes[k]) * (shape[k] - known.axes[k]);\n"
+           "        if (d < nearest) {\n"
+           "            nearest = d;\n"
+           "            variant = known.variant;\n"
+           "        }\n"
+           "    }\n"
+           "    switch (variant) {\n";
+    for (std::size_t i = 1; i < plan.variants.size(); ++i)
+        out << "    case " << i << ":\n        return ks_dispatch_" << i << "::ks_dispatch_variant_" << i
+            << "(args, workspace, workspace_bytes, stream);\n";
+    out << "    default:\n        return ks_dispatch_0::ks_dispatch_variant_0(args, workspace, workspace_bytes, "
+           "stream);\n"
+           "    }\n}\n";
     return out.str();
 }
 

@@ -12,8 +12,10 @@
 namespace ks {
 
 // One kernel that runs, for each shape a task's workloads have, the attempt fastest on it
-// (issue #16 point 5). A shape bucket is the exact values of the definition's var axes of one
-// workload; any other shape runs the best single kernel, which is also variant 0.
+// (issue #16 point 5). A known shape is the values of the definition's var axes of one workload;
+// a call runs the variant of the nearest known shape, by distance over log(1 + axis) (an exact
+// shape gets its own; one between two known shapes the nearer one's, so that a batch of 48
+// between 16 and 64 runs what was fastest at 64). Variant 0 is the best single kernel.
 struct DispatchPlan {
     struct Variant {
         int attempt = -1;
@@ -25,12 +27,16 @@ struct DispatchPlan {
         int variant = 0;
     };
     std::vector<Variant> variants; // distinct programs; [0] is the best single kernel
-    std::vector<Case> cases; // one per workload whose fastest attempt is not the best single kernel
+    std::vector<Case> cases; // one per known shape (the first workload of each), with its variant
+
+    // Known shapes that another variant than the best single kernel runs.
+    [[nodiscard]] int routedShapes() const;
 };
 
 // The plan from the passing attempts of `state`; nullopt with `error` when nothing passed, the
-// language is not compiled (Triton and PyTorch candidates are not dispatched yet), or no attempt
-// other than the best single kernel is fastest on any workload ("nothing to dispatch").
+// language is not compiled (Triton and PyTorch candidates are not dispatched yet), the task has
+// no var axes to tell shapes apart, or no attempt other than the best single kernel is fastest on
+// any workload beyond the timing spread ("nothing to dispatch").
 std::optional<DispatchPlan> planDispatch(
     const SearchState& state, const Task& task, Language language, std::string& error);
 
