@@ -1,7 +1,8 @@
 #include "humancommand.h"
 
+#include <util/numberformat.h>
+
 #include <array>
-#include <cstdio>
 #include <utility>
 
 namespace ks {
@@ -63,8 +64,7 @@ std::optional<HumanCommand> HumanCommand::fromJson(const nlohmann::json& j)
 
 std::string HumanCommand::describe() const
 {
-    char v[32];
-    std::snprintf(v, sizeof v, "%.2f", value);
+    const std::string v = formatPriority(value);
     switch (kind) {
     case Kind::SetValue:
         return "set V of " + node + " to " + v;

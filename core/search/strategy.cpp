@@ -1,19 +1,13 @@
 #include "strategy.h"
 
+#include <util/numberformat.h>
+
 #include <algorithm>
-#include <cstdio>
 #include <random>
 
 namespace ks {
 
 namespace {
-
-std::string fixed1(double v)
-{
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f", v);
-    return b;
-}
 
 const SearchNode* selectByValue(const SearchState& s)
 {
@@ -64,7 +58,7 @@ Step propose(const SearchState& s)
         if (!parent)
             parent = s.tree.root().bestAttempt;
         step.intent = parent ? "Greedy: improve the best program so far (" + s.tree.attempt(*parent)->node + ", J "
-                + fixed1(s.tree.attempt(*parent)->score()) + ")"
+                + formatScore(s.tree.attempt(*parent)->score()) + ")"
                              : std::string("Greedy: write a first correct, fast implementation");
     } else {
         step.island = k % s.settings.islands;
@@ -73,8 +67,8 @@ Step propose(const SearchState& s)
         for (int i : inspirations(s, parent, s.settings.inspirations))
             inspired += (inspired.empty() ? " with inspiration from " : ", ") + s.tree.attempt(i)->node;
         step.intent = "Evolve (island " + std::to_string(step.island) + "): "
-            + (parent ? "mutate " + s.tree.attempt(*parent)->node + " (J " + fixed1(s.tree.attempt(*parent)->score())
-                        + ")"
+            + (parent ? "mutate " + s.tree.attempt(*parent)->node + " (J "
+                        + formatScore(s.tree.attempt(*parent)->score()) + ")"
                       : std::string("write a first implementation"))
             + inspired;
     }
@@ -157,7 +151,7 @@ Step planNextStep(const SearchState& s, const InFlight& f)
     if (targetReached && s.actions.empty()) {
         if (!f.any()) {
             step.kind = Step::Kind::Finish;
-            step.reason = "target J " + fixed1(s.settings.targetScore) + " reached";
+            step.reason = "target J " + formatScore(s.settings.targetScore) + " reached";
         }
         return step;
     }
@@ -207,7 +201,7 @@ Step planNextStep(const SearchState& s, const InFlight& f)
         step.kind = Step::Kind::StartAction;
         step.node = next->id;
         step.reason = next->id == s.pinned ? "pinned by a person"
-            : worldModel                   ? "highest V on the frontier (" + fixed1(next->value() * 100) + "%)"
+            : worldModel                   ? "highest V on the frontier (" + formatFixed(next->value() * 100, 1) + "%)"
                                            : "proposed by " + std::string(strategyName(s.settings.strategy));
         return step;
     }

@@ -1,6 +1,7 @@
 #include "treeedit.h"
 
-#include <cstdio>
+#include <util/numberformat.h>
+
 #include <map>
 #include <set>
 
@@ -228,9 +229,7 @@ EditCheck validateEdit(const SearchTree& tree, const TreeEdit& edit, const EditR
     if (!rules.solvedNode.empty() && !rules.flat && !childOfSolved) {
         const SearchNode* solved = tree.find(rules.solvedNode);
         const Attempt* best = solved && solved->bestAttempt ? tree.attempt(*solved->bestAttempt) : nullptr;
-        char score[32] = "";
-        if (best)
-            std::snprintf(score, sizeof score, " (J = %.1f)", best->score());
+        const std::string score = best ? " (J = " + formatScore(best->score()) + ")" : std::string();
         errors.push_back(
             rules.solvedNode + " passed" + score + ": insert at least one child under it that refines its program");
     }
