@@ -28,7 +28,9 @@ int runExportCommand(const QStringList& arguments, const GlobalOptions& /*global
     const QCommandLineOption benchSeconds(
         u"bench-seconds"_qs, u"with --dispatch: the timing loop's cap per workload (default 1)"_qs, u"S"_qs, u"1"_qs);
     const QCommandLineOption python(u"python"_qs, u"with --dispatch: the python3 for a reference.py"_qs, u"PATH"_qs);
-    parser.addOptions({help, session, outDir, dispatch, benchSeconds, python});
+    const QCommandLineOption unconfined(u"unconfined"_qs,
+        u"with --dispatch: measure the kernels without namespaces or limits, to debug them (the record says so)"_qs);
+    parser.addOptions({help, session, outDir, dispatch, benchSeconds, python, unconfined});
     if (const auto done = parseSubcommand(parser, arguments, u"ksearch export"_qs, out, err))
         return *done;
     if (!parser.isSet(session) || !parser.isSet(outDir)) {
@@ -74,6 +76,7 @@ int runExportCommand(const QStringList& arguments, const GlobalOptions& /*global
         return exitcode::InvalidInput;
     }
     options.python = parser.value(python).toStdString();
+    options.confine = !parser.isSet(unconfined);
     const int rc = exportDispatch(*s, *state, *loaded.task, parser.value(outDir).toStdString(), options, out, err);
     return rc == 0 ? exitcode::Success : rc == 3 ? exitcode::Environment : exitcode::Failure;
 }

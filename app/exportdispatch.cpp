@@ -13,7 +13,7 @@ int exportDispatch(const Session& session, const SearchState& state, const Task&
     const std::filesystem::path& outDir, const DispatchOptions& options, QTextStream& out, QTextStream& err)
 {
     const DispatchExportResult r =
-        exportDispatchingKernel(session, state, task, outDir, options.benchSeconds, options.python);
+        exportDispatchingKernel(session, state, task, outDir, options.benchSeconds, options.python, options.confine);
     if (r.bestAttempt >= 0) {
         out << "best single kernel: " << QString::fromStdString(r.bestNode) << " attempt " << r.bestAttempt << ", J "
             << q(formatScore(r.singleScore)) << " now (" << q(formatScore(r.sessionScore)) << " in the session)\n";

@@ -14,6 +14,7 @@ namespace ks::cli {
 struct DispatchOptions {
     double benchSeconds = 1.0; // the timing loop's cap per workload
     std::string python; // for a task whose reference is reference.py; empty: the default
+    bool confine = true; // false: --unconfined
 };
 
 // Writes dispatch.<ext>, dispatch.json and a section of report.md into `outDir` when the

@@ -15,6 +15,9 @@
 #   bench     bench/baselines_vs_torch.py on the task
 #   search    a short `ksearch run` with the command provider (bench/scripted_llm.py)
 #   python    tst_gpupython (Triton and PyTorch candidates through the Python runner)
+#   dispatch  a search over DISPATCH_KNOBS (knob sets as for search), then `ksearch export
+#             --dispatch` of it (issue #16: the dispatching kernel next to the best single one);
+#             DISPATCH_FLAGS adds flags to both (--unconfined)
 #   pysearch  a short `ksearch run --language $SEARCH_LANGUAGE` (default triton) whose coder answers
 #             with the files in SEARCH_FILES (';'-separated)
 # Results: $OUT/results.tgz and the summaries on stdout.
@@ -65,6 +68,18 @@ for s in $STEPS; do
             --command "python3 $PWD/bench/scripted_llm.py" --model scripted --budget "${SEARCH_BUDGET:-3}" -k 1 \
             --bench-seconds 0.05
         tail -n 25 "$RES/pysearch.log" ;;
+    dispatch)
+        # Issue #16: a search over the baseline's knobs, then the dispatching kernel of its best
+        # attempts per shape, measured next to the best single kernel of the same session.
+        KS_SCRIPTED_TASK=$PWD/tasks/$TASK KS_SCRIPTED_KNOBS="${DISPATCH_KNOBS:?set DISPATCH_KNOBS}" KS_SCRIPTED_REFERENCE=0 \
+            step dispatch-search "${SEARCH_LIMIT:-200}" "$BIN/ksearch" --log-file - run --task "$TASK" \
+            --session "$RES/dsession" --provider command --command "python3 $PWD/bench/scripted_llm.py" \
+            --model scripted --budget "${DISPATCH_BUDGET:-6}" -k 1 --bench-seconds "${DISPATCH_BENCH_SECONDS:-0.2}" \
+            ${DISPATCH_FLAGS:-}
+        tail -n 12 "$RES/dispatch-search.log"
+        step dispatch-export "${EXPORT_LIMIT:-200}" "$BIN/ksearch" export --session "$RES/dsession" \
+            --out "$RES/dexport" --dispatch --bench-seconds "${DISPATCH_BENCH_SECONDS:-0.2}" ${DISPATCH_FLAGS:-}
+        cat "$RES/dispatch-export.log" | cut -c1-240 | tail -n 30 ;;
     esac
 done
 exit $status

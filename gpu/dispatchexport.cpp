@@ -21,7 +21,7 @@ namespace ks {
 namespace fs = std::filesystem;
 
 DispatchExportResult exportDispatchingKernel(const Session& session, const SearchState& state, const Task& task,
-    const fs::path& outDir, double benchSeconds, const std::string& python)
+    const fs::path& outDir, double benchSeconds, const std::string& python, bool confine)
 {
     DispatchExportResult r;
     const SessionConfig& config = session.config();
@@ -45,6 +45,7 @@ DispatchExportResult exportDispatchingKernel(const Session& session, const Searc
     settings.language = config.candidateLanguage();
     settings.workDir = work / "jobs";
     settings.bench.maxSeconds = benchSeconds;
+    settings.confineCandidates = confine;
     if (!python.empty())
         settings.python = python;
     Evaluator evaluator(task, settings);

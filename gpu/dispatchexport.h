@@ -34,7 +34,9 @@ struct DispatchExportResult {
 // best single kernel one after the other in one evaluator of the session's backend, and, when it
 // passes, writes dispatch.<ext>, dispatch.json and a section of report.md into `outDir`.
 // Blocking (seconds to minutes): call it off the window's thread.
+// confine: false measures both kernels without confinement (EvaluatorSettings::confineCandidates,
+// to debug); the evaluation kept in dispatch.json records it.
 DispatchExportResult exportDispatchingKernel(const Session& session, const SearchState& state, const Task& task,
-    const std::filesystem::path& outDir, double benchSeconds, const std::string& python = {});
+    const std::filesystem::path& outDir, double benchSeconds, const std::string& python = {}, bool confine = true);
 
 } // namespace ks

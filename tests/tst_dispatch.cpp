@@ -28,6 +28,7 @@ private slots:
     void planRoutesEachShapeToItsFastest();
     void unseenShapesRunTheNearestKnownOne_data();
     void unseenShapesRunTheNearestKnownOne();
+    void exportMeasuresTheDispatcher_data();
     void exportMeasuresTheDispatcher();
     void nothingToDispatchWritesNothing();
 
@@ -134,14 +135,25 @@ void TestDispatch::unseenShapesRunTheNearestKnownOne()
 // single kernel was only 1.9x behind), the dispatching kernel makes one pass on both. Measured
 // side by side in one evaluator, the dispatcher must beat the best single kernel by far more than
 // timing noise (3x), and it is written with its record and its line in the report.
+void TestDispatch::exportMeasuresTheDispatcher_data()
+{
+    QTest::addColumn<bool>("confine");
+    QTest::newRow("confined") << true;
+    QTest::newRow("--unconfined") << false; // to debug a dispatcher: measured alike, and recorded so
+}
+
 void TestDispatch::exportMeasuresTheDispatcher()
 {
-    const fs::path dir = test::writeScaleSession(
-        m_root, "export", {shapedScaleKernel("a->n > 10000"), shapedScaleKernel("a->n <= 10000")});
-    const fs::path out = m_root / "export-out";
-    const auto r = test::runProgram(u"ksearch"_qs,
-        {u"export"_qs, u"--session"_qs, QString::fromStdString(dir.string()), u"--out"_qs,
-            QString::fromStdString(out.string()), u"--dispatch"_qs, u"--bench-seconds"_qs, u"0.05"_qs});
+    QFETCH(bool, confine);
+    const std::string name = confine ? "export" : "export-unconfined";
+    const fs::path dir =
+        test::writeScaleSession(m_root, name, {shapedScaleKernel("a->n > 10000"), shapedScaleKernel("a->n <= 10000")});
+    const fs::path out = m_root / (name + "-out");
+    QStringList args {u"export"_qs, u"--session"_qs, QString::fromStdString(dir.string()), u"--out"_qs,
+        QString::fromStdString(out.string()), u"--dispatch"_qs, u"--bench-seconds"_qs, u"0.05"_qs};
+    if (!confine)
+        args << u"--unconfined"_qs;
+    const auto r = test::runProgram(u"ksearch"_qs, args);
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains(u"dispatching kernel: 2 variants, 1 shapes routed, PASSED"), qPrintable(r.out));
     QVERIFY(fs::exists(out / "dispatch.cpp"));
@@ -149,6 +161,7 @@ void TestDispatch::exportMeasuresTheDispatcher()
     const double dispatched = record["dispatch"]["score"].get<double>();
     const double single = record["best_single"]["score_now"].get<double>();
     QCOMPARE(record["dispatch"]["status"].get<std::string>(), std::string("PASSED"));
+    QCOMPARE(record["dispatch"]["confinement"]["off"].get<bool>(), !confine);
     qInfo("dispatching J %.1f, best single J %.1f (measured one after the other)", dispatched, single);
     QVERIFY2(
         dispatched > 3.0 * single, qPrintable(u"dispatching J %1, best single J %2"_qs.arg(dispatched).arg(single)));

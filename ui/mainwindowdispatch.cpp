@@ -74,8 +74,9 @@ QFutureWatcher<DispatchExportResult>* MainWindow::exportDispatching(const QStrin
     const SearchState state = m_document.state();
     const double benchSeconds = Settings::get(settings::benchSeconds);
     const std::string python = Settings::get(settings::python).toStdString();
-    watcher->setFuture(QtConcurrent::run([session, state, task = *task, folder, benchSeconds, python] {
-        return exportDispatchingKernel(*session, state, task, folder.toStdString(), benchSeconds, python);
+    const bool confine = Settings::get(settings::confineCandidates);
+    watcher->setFuture(QtConcurrent::run([session, state, task = *task, folder, benchSeconds, python, confine] {
+        return exportDispatchingKernel(*session, state, task, folder.toStdString(), benchSeconds, python, confine);
     }));
     return watcher;
 }
