@@ -20,6 +20,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScatterSeries>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QStatusBar>
@@ -660,6 +661,20 @@ void TestMainWindow::resetLayoutSharesTheWindow()
         total += table->columnWidth(c);
     QVERIFY2(total <= table->viewport()->width() + 1,
         qPrintable(u"%1 of columns in %2 px"_qs.arg(total).arg(table->viewport()->width())));
+    // The Nodes table too: its narrow columns and some of the intent, without scrolling sideways.
+    auto* nodes = window.findChild<QTableView*>(u"nodeTable"_qs);
+    QVERIFY(nodes->isVisible());
+    QString widths;
+    for (int c = 0; c < nodes->model()->columnCount(); ++c)
+        widths += QString::number(nodes->columnWidth(c)) + u' ';
+    QVERIFY2(nodes->horizontalScrollBar()->maximum() == 0,
+        qPrintable(widths + u"in "_qs + QString::number(nodes->viewport()->width())));
+    QVERIFY(nodes->isColumnHidden(ui::NodeTableModel::Depth)); // shown from the header's menu
+    window.findChild<QAction*>(u"nodeColumn%1"_qs.arg(ui::NodeTableModel::Depth))->trigger();
+    QVERIFY(!nodes->isColumnHidden(ui::NodeTableModel::Depth));
+    window.findChild<QAction*>(u"nodeColumn%1"_qs.arg(ui::NodeTableModel::Depth))->trigger();
+    QVERIFY2(nodes->columnWidth(ui::NodeTableModel::Intent) >= 150,
+        qPrintable(u"intent column %1 px"_qs.arg(nodes->columnWidth(ui::NodeTableModel::Intent))));
 }
 
 // No figure in the inspector is cut: every cell but the stretching column's holds its whole text.

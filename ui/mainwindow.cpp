@@ -226,6 +226,7 @@ void MainWindow::createDocks()
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setAlternatingRowColors(true);
+    sizeNodeColumns();
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
         if (i.isValid())
             selectNode(i.data(NodeTableModel::NodeIdRole).toString());
@@ -426,6 +427,47 @@ void MainWindow::reloadTasks()
     m_tasks->resizeColumnsToContents();
     statusBar()->showMessage(
         tr("%n task(s) found", nullptr, m_tasks->rowCount()) + u", " + tr("%n valid", nullptr, valid));
+}
+
+// The narrow columns sized once, to their header and the widest text they usually hold, and
+// the intent given the rest (elided, the whole in its tooltip): at 1280 x 800 the table fits its
+// dock without scrolling sideways. Not ResizeToContents, which measures every row again on each
+// change of a live search's table.
+void MainWindow::sizeNodeColumns()
+{
+    const QFontMetrics cells(m_table->font());
+    const QFontMetrics header(m_table->horizontalHeader()->font());
+    const std::pair<int, const char*> samples[] = {{NodeTableModel::Id, "n1000"}, {NodeTableModel::Status, "closed"},
+        {NodeTableModel::Value, "0.00"}, {NodeTableModel::BestScore, "99999.9"}, {NodeTableModel::Attempts, "99"},
+        {NodeTableModel::Parent, "n1000"}, {NodeTableModel::Depth, "99"}, {NodeTableModel::CreatedBy, "world model"}};
+    for (const auto& [column, sample] : samples) {
+        int title = 0;
+        for (const QString& line :
+            m_tableModel->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString().split(u'\n'))
+            title = std::max(title, header.horizontalAdvance(line));
+        // Room for the cell's margins (and the status square) and the header's sort arrow.
+        const int decoration = column == NodeTableModel::Status ? 18 : 0;
+        m_table->setColumnWidth(
+            column, std::max(cells.horizontalAdvance(QLatin1String(sample)) + 16 + decoration, title + 22));
+    }
+    m_table->setTextElideMode(Qt::ElideRight);
+    // Depth and author are shown on demand (the header's context menu): with them the narrow
+    // columns alone are wider than the dock at 1280 x 800.
+    QHeaderView* columns = m_table->horizontalHeader();
+    columns->setContextMenuPolicy(Qt::ActionsContextMenu);
+    for (int column = 0; column < NodeTableModel::ColumnCount; ++column) {
+        if (column == NodeTableModel::Id || column == NodeTableModel::Intent)
+            continue;
+        auto* toggle = new QAction(
+            m_tableModel->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString().replace(u'\n', u' '), columns);
+        toggle->setObjectName(u"nodeColumn"_qs + QString::number(column));
+        toggle->setCheckable(true);
+        toggle->setChecked(column != NodeTableModel::Depth && column != NodeTableModel::CreatedBy);
+        m_table->setColumnHidden(column, !toggle->isChecked());
+        connect(
+            toggle, &QAction::toggled, this, [this, column](bool shown) { m_table->setColumnHidden(column, !shown); });
+        columns->addAction(toggle);
+    }
 }
 
 void MainWindow::selectNode(const QString& id)

@@ -115,6 +115,7 @@ private:
     void askNodeToCompare();
     void askExportDispatching();
     void notify(const QString& title, const QString& text);
+    void sizeNodeColumns();
     void applyNodeFilter(const QString& filter);
     RunOptions runOptions() const;
 
