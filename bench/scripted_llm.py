@@ -59,6 +59,11 @@ def planner(prompt):
                                    "priority": 0.3, "rationale": "correct but slow"})
         edit["insert"].append({"parent": "root", "intent": "[[broken]] an unfinished rewrite",
                                "priority": 0.2, "rationale": "does not compile"})
+    # The world model may insert only so many nodes per edit ("up to N intents"); an edit with more
+    # is refused, and a search of many knob sets would then start from fallback nodes only.
+    limit = re.search(r"up to (\d+) intents", prompt)
+    if limit:
+        edit["insert"] = edit["insert"][:int(limit.group(1))]
     return "```json\n" + json.dumps(edit, indent=1) + "\n```\n"
 
 

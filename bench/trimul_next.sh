@@ -17,11 +17,16 @@ build)
         "nolnvec=$next@-DTRIMUL_LN_VEC=0" ;;
 run)
     OUT=${OUT:-$PWD/lab-out}
-    export OUT
-    LAB_ARGS="--workspace-mib 2400 --check-only" bash bench/kernel_lab.sh run trimul > "$OUT/check.txt" 2>&1 || true
-    LAB_ARGS="--workspace-mib 2400 --kernels --scored" bash bench/kernel_lab.sh run trimul > "$OUT/lab.txt" 2>&1 || true
-    LAB_ONLY="shipped next" LAB_ARGS="--workspace-mib 2400" timeout 240 \
-        bash bench/kernel_lab.sh ncu trimul de07138c,531c59f6 "ln_kernel|ln_vec|project_|contract_|output_kernel" 24 || true
+    export OUT PYTHONUNBUFFERED=1 # a step cut by its limit still leaves its lines
+    # Each step under its own limit so that one slow step never costs the call's other results.
+    LAB_ARGS="--workspace-mib 2400 --check-only" timeout "${CHECK_LIMIT:-150}" \
+        bash bench/kernel_lab.sh run trimul > "$OUT/check.txt" 2>&1 || true
+    LAB_ARGS="--workspace-mib 2400 --kernels --scored" timeout "${LAB_LIMIT:-240}" \
+        bash bench/kernel_lab.sh run trimul > "$OUT/lab.txt" 2>&1 || true
+    if [[ ${NCU_LIMIT:-150} != 0 ]]; then # 0: no profile
+        LAB_ONLY="shipped next" LAB_ARGS="--workspace-mib 2400" timeout "${NCU_LIMIT:-150}" \
+            bash bench/kernel_lab.sh ncu trimul de07138c,531c59f6 "ln_kernel|ln_vec|project_|contract_|output_kernel" 24 || true
+    fi
     grep -v "Warn\|_warn_once" "$OUT/check.txt" | tail -n 16
     grep -v "Warn\|_warn_once" "$OUT/lab.txt" | tail -n 40 ;;
 *)
