@@ -101,10 +101,11 @@ std::optional<std::pair<Verdict, std::string>> failureOf(const RunnerCallOutcome
 }
 
 // What the runner reported of the candidate's confinement, as the evaluation keeps it.
-Confinement confinementOf(const RunnerEnvironment& env)
+Confinement confinementOf(const RunnerEnvironment& env, Backend backend)
 {
     return {env.confinementOff, env.networkIsolated, env.processesContained, env.filesystemConfined, env.fileLimitBytes,
-        env.memoryLimitBytes, env.processLimit};
+        env.memoryLimitBytes, env.processLimit,
+        backend == Backend::Cuda ? std::optional(env.gpuMemoryBudgetBytes) : std::nullopt};
 }
 
 // Says once per process and kind of runner what its candidates run without (the same gaps are
@@ -293,6 +294,7 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.fileLimitBytes = m_settings.runnerFileLimitBytes;
     job.memoryLimitBytes = m_settings.runnerMemoryLimitBytes;
     job.processLimit = m_settings.runnerProcessLimit;
+    job.gpuMemoryBudgetBytes = m_settings.gpuMemoryBudgetBytes;
     job.confine = m_settings.confineCandidates;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {
@@ -586,7 +588,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     if (!run.environment.device.empty())
         e.device = run.environment.device;
     if (run.harnessFailure.empty()) {
-        e.confinement = confinementOf(run.environment);
+        e.confinement = confinementOf(run.environment, m_settings.backend);
         warnOnceAboutConfinement(*e.confinement, m_settings.backend, python);
     }
     const auto judgeStart = std::chrono::steady_clock::now();

@@ -62,6 +62,9 @@ struct EvaluatorSettings {
     // The processes and threads a host runner's candidate may have at once (the PID namespace's
     // pid_max, Linux 6.14 or later); 0: the runner's default, 1024.
     std::uint64_t runnerProcessLimit = 0;
+    // What a CUDA candidate may allocate on the device itself beyond the buffers and workspace it
+    // is given (the runner holds the rest while it runs); 0: the runner's default, 1 GiB.
+    std::uint64_t gpuMemoryBudgetBytes = 0;
     // false: candidates run without namespaces or limits, to debug one (docs/security.md); every
     // evaluation records that it was off, and ksearch says so.
     bool confineCandidates = true;

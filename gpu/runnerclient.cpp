@@ -121,6 +121,7 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
     doc.fileLimitBytes = job.fileLimitBytes;
     doc.memoryLimitBytes = job.memoryLimitBytes;
     doc.processLimit = job.processLimit;
+    doc.gpuMemoryBudgetBytes = job.gpuMemoryBudgetBytes;
     doc.confine = job.confine;
     for (const auto& f : job.layout.fields)
         doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size, std::string(dtypeName(f.dtype))});
@@ -291,7 +292,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
         if (end.status == ksr::status::kEnvironment) {
             result.environment = {env.networkIsolated, env.device, env.l2Bytes, env.copyBandwidthGBs,
                 env.processesContained, env.filesystemConfined, env.fileLimitBytes, env.memoryLimitBytes,
-                env.processLimit, env.confinementOff};
+                env.processLimit, env.confinementOff, env.gpuMemoryBudgetBytes};
             // What the job waited for its runner: nothing when it was ready before the handoff.
             const double handedOver = std::chrono::duration<double>(runner->handedOverAt().time_since_epoch()).count();
             result.startupSeconds = env.readyMonotonicSeconds > 0

@@ -69,6 +69,7 @@ struct RunnerJob {
     std::uint64_t fileLimitBytes = 0;
     std::uint64_t memoryLimitBytes = 0;
     std::uint64_t processLimit = 0; // Job::processLimit: 0, the runner's default
+    std::uint64_t gpuMemoryBudgetBytes = 0; // Job::gpuMemoryBudgetBytes: 0, the runner's default
     bool confine = true; // false: a person turned confinement off (Job::confine)
 };
 
@@ -107,6 +108,7 @@ struct RunnerEnvironment {
     bool filesystemConfined = false;
     std::uint64_t fileLimitBytes = 0, memoryLimitBytes = 0, processLimit = 0;
     bool confinementOff = false;
+    std::uint64_t gpuMemoryBudgetBytes = 0; // 0: none (or a runner without a GPU)
 };
 
 struct RunnerJobResult {

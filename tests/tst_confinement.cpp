@@ -46,6 +46,8 @@ private slots:
     void forksPastTheProcessLimitFail();
     void evaluationRecordsItsConfinement_data();
     void evaluationRecordsItsConfinement();
+    void gapsAreNamed_data();
+    void gapsAreNamed();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(
@@ -494,6 +496,8 @@ void TestConfinement::evaluationRecordsItsConfinement()
     QCOMPARE(c.fileLimitBytes, env->fileLimitBytes);
     QCOMPARE(c.memoryLimitBytes, env->memoryLimitBytes);
     QCOMPARE(c.processLimit, env->processLimit);
+    QCOMPARE(env->gpuMemoryBudgetBytes, std::uint64_t {0}); // the host backend has no device memory to budget
+    QVERIFY(!c.gpuMemoryBudgetBytes.has_value());
     if (confine) {
         QVERIFY(c.fileLimitBytes > 0 && c.memoryLimitBytes > 0); // resource limits need no namespace
     } else {
@@ -502,6 +506,39 @@ void TestConfinement::evaluationRecordsItsConfinement()
         QCOMPARE(confinementGaps(c), std::vector<std::string> {"confinement turned off in the settings"});
     }
     QCOMPARE(evaluationFromJson(toJson(e)).confinement, e.confinement);
+}
+
+// What a record lacks, as the log, `ksearch eval` and the window name it; and the record read
+// back from its JSON, also from an evaluation written before GPU budgets were recorded.
+void TestConfinement::gapsAreNamed_data()
+{
+    QTest::addColumn<QString>("record");
+    QTest::addColumn<QStringList>("gaps");
+    const QString full = u"\"off\": false, \"network\": true, \"processes\": true, \"filesystem\": true, "
+                         "\"file_limit_bytes\": 1, \"memory_limit_bytes\": 1, \"process_limit\": 301"_qs;
+    QTest::newRow("host, everything") << full << QStringList {};
+    QTest::newRow("GPU, everything") << full + u", \"gpu_memory_budget_bytes\": 1073741824"_qs << QStringList {};
+    QTest::newRow("GPU, no budget") << full + u", \"gpu_memory_budget_bytes\": 0"_qs
+                                    << QStringList {u"no GPU memory budget"_qs};
+    QTest::newRow("older runner") << u"\"network\": true"_qs
+                                  << QStringList {u"forked processes may outlive the run"_qs,
+                                         u"the filesystem is writable"_qs, u"no file size limit"_qs,
+                                         u"no memory limit"_qs, u"no process limit"_qs};
+    QTest::newRow("turned off") << u"\"off\": true, \"gpu_memory_budget_bytes\": 0"_qs
+                                << QStringList {u"confinement turned off in the settings"_qs};
+}
+
+void TestConfinement::gapsAreNamed()
+{
+    QFETCH(QString, record);
+    QFETCH(QStringList, gaps);
+    const auto c = confinementFromJson(nlohmann::json::parse(u"{"_qs.toStdString() + record.toStdString() + "}"));
+    QVERIFY(c.has_value());
+    QStringList named;
+    for (const auto& g : confinementGaps(*c))
+        named << QString::fromStdString(g);
+    QCOMPARE(named, gaps);
+    QCOMPARE(confinementFromJson(toJson(*c)), c);
 }
 
 KS_TEST_MAIN_CORE(TestConfinement)

@@ -1,11 +1,14 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <task/confinement.h>
+
 #include <QTemporaryDir>
 
 #include <evaluator.h>
 #include <map>
 #include <sanitizer.h>
+#include <unistd.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -44,12 +47,14 @@ private slots:
     void taskCheatsAreCaught_data();
     void taskCheatsAreCaught();
     void oversizedWorkloadIsNamed();
+    void cudaCandidatesAreConfined_data();
+    void cudaCandidatesAreConfined();
     void sanitizerReports_data();
     void sanitizerReports();
 
 private:
     std::unique_ptr<Evaluator> scaleEvaluator(
-        const std::string& bytesExpression, std::chrono::milliseconds timeout = 60s);
+        const std::string& bytesExpression, std::chrono::milliseconds timeout = 60s, bool confine = true);
     fs::path candidate(const std::string& name, const std::string& body);
     std::string honestBody() const;
 
@@ -81,7 +86,7 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
 }
 
 std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(
-    const std::string& bytesExpression, std::chrono::milliseconds timeout)
+    const std::string& bytesExpression, std::chrono::milliseconds timeout, bool confine)
 {
     const fs::path root = m_root / ("scale-" + std::to_string(std::rand()));
     test::writeText(root / "definition.json", test::scaleDefinition(bytesExpression));
@@ -99,6 +104,7 @@ std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(
     s.cacheDir = m_root / "cache";
     s.bench.maxSeconds = 0.3;
     s.runTimeout = timeout;
+    s.confineCandidates = confine;
     return std::make_unique<Evaluator>(std::move(*loaded.task), s);
 }
 
@@ -236,7 +242,7 @@ void TestGpuEvaluator::cudaVerdicts()
     if (!ev)
         ev = scaleEvaluator("8 * n", 15s);
     const Evaluation e = ev->evaluate(candidate(QTest::currentDataTag(), body.toStdString()));
-    QCOMPARE(QString::fromLatin1(verdictName(e.status).data()), verdict);
+    QVERIFY2(QString::fromLatin1(verdictName(e.status).data()) == verdict, e.log.c_str());
     QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
 }
 
@@ -458,6 +464,77 @@ void TestGpuEvaluator::oversizedWorkloadIsNamed()
     QVERIFY2(e.log.find("n-4m") != std::string::npos, e.log.c_str());
     QVERIFY2(e.log.find("does not fit in GPU memory") != std::string::npos, e.log.c_str());
     QVERIFY2(e.log.find("GiB is free") != std::string::npos, e.log.c_str());
+}
+
+// Issue #15 point 1 on the CUDA runner: the namespaces and limits of the host runner, and a
+// budget for the device memory a candidate allocates itself. Each candidate is the honest kernel
+// after an escape that returns its own code when it works; confined it must not work (or, for the
+// allocations, work only within the budget). The same candidates with confinement turned off show
+// that each escape is real, so the confined run's verdict is the confinement's doing.
+void TestGpuEvaluator::cudaCandidatesAreConfined_data()
+{
+    QTest::addColumn<QString>("before"); // runs before the kernel's launch in ks_run
+    QTest::addColumn<QString>("confinedLog"); // empty: PASSED
+    QTest::addColumn<QString>("unconfinedLog"); // empty: PASSED
+    const std::string escape = (test::tasksDir() / ("escape-" + std::to_string(::getpid()) + ".txt")).string();
+    QTest::newRow("writes outside its folder") << QString::fromStdString(
+        "const int fd = open(\"" + escape + "\", O_WRONLY | O_CREAT, 0644); if (fd >= 0) { close(fd); return 91; }")
+                                               << ""
+                                               << "ks_run returned 91";
+    QTest::newRow("sees the machine's processes")
+        << u"int pids = 0; if (DIR* d = opendir(\"/proc\")) { while (dirent* e = readdir(d)) pids += e->d_name[0] >= "
+           u"'1' "
+           "&& e->d_name[0] <= '9'; closedir(d); } if (pids > 2) return 92;"_qs
+        << ""
+        << "ks_run returned 92";
+    QTest::newRow("allocates past its GPU memory budget")
+        << u"void* p = nullptr; const cudaError_t err = cudaMalloc(&p, 3ull << 30); if (err != cudaSuccess) return "
+           "(int)err; cudaFree(p);"_qs
+        << "ks_run returned 2"
+        << ""; // cudaErrorMemoryAllocation
+    QTest::newRow("allocates within its GPU memory budget")
+        << u"void* p = nullptr; const cudaError_t err = cudaMalloc(&p, 512ull << 20); if (err != cudaSuccess) return "
+           "(int)err; cudaMemsetAsync(p, 1, 512ull << 20, stream); cudaStreamSynchronize(stream); cudaFree(p);"_qs
+        << ""
+        << "";
+}
+
+void TestGpuEvaluator::cudaCandidatesAreConfined()
+{
+    QFETCH(QString, before);
+    QFETCH(QString, confinedLog);
+    QFETCH(QString, unconfinedLog);
+    if (::geteuid() != 0)
+        QSKIP("a CUDA runner makes its namespaces only as root (no user namespace for the device files)");
+    static std::unique_ptr<Evaluator> confined, unconfined;
+    if (!confined) {
+        confined = scaleEvaluator("8 * n", 30s);
+        unconfined = scaleEvaluator("8 * n", 30s, false);
+    }
+    const std::string body = std::string(kKernel)
+        + "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, "
+          "ks_stream_t stream) { "
+        + before.toStdString()
+        + " scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n); return (int)cudaGetLastError(); }";
+    const fs::path source = candidate(std::string("confined-") + QTest::currentDataTag(), body);
+    const auto expect = [](const Evaluation& e, const QString& log) {
+        QVERIFY2(
+            QString::fromLatin1(verdictName(e.status).data()) == (log.isEmpty() ? u"PASSED"_qs : u"RUNTIME_ERROR"_qs),
+            e.log.c_str());
+        QVERIFY2(QString::fromStdString(e.log).contains(log), e.log.c_str());
+    };
+    const Evaluation inside = confined->evaluate(source);
+    QVERIFY2(inside.confinement, inside.log.c_str());
+    const Confinement& c = *inside.confinement;
+    QVERIFY2(confinementGaps(c).empty() || (confinementGaps(c) == std::vector<std::string> {"no process limit"}),
+        toJson(c).dump().c_str()); // the process limit needs Linux 6.14
+    QCOMPARE(c.gpuMemoryBudgetBytes, std::optional<std::uint64_t>(std::uint64_t {1} << 30));
+    expect(inside, confinedLog);
+    const Evaluation outside = unconfined->evaluate(source);
+    QVERIFY(outside.confinement && outside.confinement->off);
+    expect(outside, unconfinedLog);
+    std::error_code ec;
+    fs::remove(test::tasksDir() / ("escape-" + std::to_string(::getpid()) + ".txt"), ec); // made unconfined
 }
 
 void TestGpuEvaluator::sanitizerReports_data()

@@ -23,6 +23,7 @@ Job sampleJob()
     job.fileLimitBytes = std::uint64_t {1} << 20;
     job.memoryLimitBytes = std::uint64_t {4} << 30;
     job.processLimit = 512;
+    job.gpuMemoryBudgetBytes = std::uint64_t {3} << 30;
     job.confine = false;
     Call call;
     call.id = "w-1";
@@ -67,6 +68,7 @@ void TestRunnerProtocol::jobRoundTrip()
     QVERIFY(read.measureDevice);
     QCOMPARE(read.memoryLimitBytes, std::uint64_t {4} << 30);
     QCOMPARE(read.processLimit, std::uint64_t {512});
+    QCOMPARE(read.gpuMemoryBudgetBytes, std::uint64_t {3} << 30);
     QVERIFY(!read.confine);
     // What the runner requires and what it may default.
     for (const char* key : {"backend", "library", "args_size", "fields", "calls"})
@@ -81,10 +83,12 @@ void TestRunnerProtocol::jobRoundTrip()
     minimal.erase("file_limit_bytes");
     minimal.erase("memory_limit_bytes");
     minimal.erase("process_limit");
+    minimal.erase("gpu_memory_budget_bytes");
     minimal.erase("confine");
     const Job defaults = jobFromJson(minimal);
     QVERIFY(defaults.confine); // a job that says nothing is confined
     QCOMPARE(defaults.processLimit, std::uint64_t {0});
+    QCOMPARE(defaults.gpuMemoryBudgetBytes, std::uint64_t {0});
     QCOMPARE(defaults.fileLimitBytes, std::uint64_t {0}); // the runner's defaults
     QCOMPARE(defaults.memoryLimitBytes, std::uint64_t {0});
     QCOMPARE(defaults.symbol, std::string("ks_run"));
@@ -170,13 +174,14 @@ void TestRunnerProtocol::malformedJobsNameTheField()
 void TestRunnerProtocol::resultLinesRoundTrip()
 {
     EnvironmentLine env {true, 0.21, 12345.5, "NVIDIA H200", 62914560, 4143.0, true, true, std::uint64_t {1} << 30,
-        12ULL << 30, 1024, true};
+        12ULL << 30, 1024, true, std::uint64_t {1} << 30};
     const EnvironmentLine envBack = environmentFromJson(toJson(env));
     QVERIFY2(toJson(envBack) == toJson(env), toJson(envBack).dump().c_str());
     QVERIFY(envBack.filesystemConfined);
     QCOMPARE(envBack.memoryLimitBytes, std::uint64_t {12} << 30);
     QCOMPARE(envBack.processLimit, std::uint64_t {1024});
     QVERIFY(envBack.confinementOff);
+    QCOMPARE(envBack.gpuMemoryBudgetBytes, std::uint64_t {1} << 30);
     QVERIFY(!environmentFromJson({{"id", ""}}).confinementOff);
     QVERIFY(!environmentFromJson({{"id", ""}}).filesystemConfined); // an older runner: not confined, no limits
     QCOMPARE(environmentFromJson({{"file_limit_bytes", -1}}).fileLimitBytes, std::uint64_t {0});

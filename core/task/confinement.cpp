@@ -10,7 +10,7 @@ std::vector<std::string> confinementGaps(const Confinement& c)
     const std::pair<bool, const char*> parts[] = {{c.network, "no network namespace"},
         {c.processes, "forked processes may outlive the run"}, {c.filesystem, "the filesystem is writable"},
         {c.fileLimitBytes > 0, "no file size limit"}, {c.memoryLimitBytes > 0, "no memory limit"},
-        {c.processLimit > 0, "no process limit"}};
+        {c.processLimit > 0, "no process limit"}, {c.gpuMemoryBudgetBytes.value_or(1) > 0, "no GPU memory budget"}};
     for (const auto& [had, gap] : parts)
         if (!had)
             gaps.emplace_back(gap);
@@ -19,9 +19,12 @@ std::vector<std::string> confinementGaps(const Confinement& c)
 
 nlohmann::json toJson(const Confinement& c)
 {
-    return {{"off", c.off}, {"network", c.network}, {"processes", c.processes}, {"filesystem", c.filesystem},
+    nlohmann::json j {{"off", c.off}, {"network", c.network}, {"processes", c.processes}, {"filesystem", c.filesystem},
         {"file_limit_bytes", c.fileLimitBytes}, {"memory_limit_bytes", c.memoryLimitBytes},
         {"process_limit", c.processLimit}};
+    if (c.gpuMemoryBudgetBytes)
+        j["gpu_memory_budget_bytes"] = *c.gpuMemoryBudgetBytes;
+    return j;
 }
 
 std::optional<Confinement> confinementFromJson(const nlohmann::json& j)
@@ -44,6 +47,8 @@ std::optional<Confinement> confinementFromJson(const nlohmann::json& j)
     c.fileLimitBytes = count("file_limit_bytes");
     c.memoryLimitBytes = count("memory_limit_bytes");
     c.processLimit = count("process_limit");
+    if (j.contains("gpu_memory_budget_bytes"))
+        c.gpuMemoryBudgetBytes = count("gpu_memory_budget_bytes");
     return c;
 }
 

@@ -21,6 +21,9 @@ struct Confinement {
     std::uint64_t fileLimitBytes = 0;
     std::uint64_t memoryLimitBytes = 0;
     std::uint64_t processLimit = 0;
+    // A GPU runner's budget for the candidate's own device allocations (0: none); nullopt for a
+    // runner without a GPU (the host backend), where there is nothing to budget.
+    std::optional<std::uint64_t> gpuMemoryBudgetBytes;
 
     bool operator==(const Confinement&) const = default;
 };

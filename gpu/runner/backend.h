@@ -65,6 +65,19 @@ public:
     // Device memory free right now, where the backend's memory is a separate, limited pool
     // (CUDA); nullopt on the host, whose allocations are checked as they are made.
     virtual std::optional<std::size_t> freeBytes() { return std::nullopt; }
+    // Holds device memory so that about `keepFree` bytes (at least, and at most 2 MiB more) stay
+    // free: the call's buffers and what the candidate allocates itself come out of them, and an
+    // allocation past them fails as on a full device (the GPU-memory budget, Job). Held until the
+    // next hold, which gives back or takes the difference, or releaseDeviceMemory(). The harness's
+    // own buffers are allocated first. What is free now; nullopt where nothing is held (the host,
+    // whose memory the runner's RLIMIT_DATA bounds).
+    virtual std::optional<std::size_t> holdDeviceMemoryBut(std::size_t keepFree)
+    {
+        (void)keepFree;
+        return std::nullopt;
+    }
+    [[nodiscard]] virtual std::size_t heldDeviceBytes() const { return 0; } // what a fit check may count as free
+    virtual void releaseDeviceMemory() { }
     // A sticky device error after the last call, or empty when the device is healthy.
     virtual std::string deviceError() = 0;
     // Device work on any stream per timed call (CUPTI): beginSpans() before a timing loop, then

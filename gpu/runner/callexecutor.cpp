@@ -457,7 +457,7 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
 // Device bytes a call holds at its peak: each input set twice (the buffers and their pristine
 // copies), the correctness set plus the timing loop's resident sets, outputs and workspace
 // twice (the buffers and their noise), and the outputs once more with a second correctness call.
-std::size_t deviceBytesNeeded(const Job& job, const Call& call)
+std::size_t deviceBytesNeeded(const Job& job, const Call& call, bool withTimingSets = true)
 {
     const auto tensorBytes = [&](const BufferSet& set, Field::Role role) {
         std::size_t sum = 0;
@@ -467,12 +467,19 @@ std::size_t deviceBytesNeeded(const Job& job, const Call& call)
         return sum;
     };
     std::size_t inputs = tensorBytes(call.inputs, Field::Role::Input);
-    if (job.bench.enabled)
+    if (job.bench.enabled && withTimingSets)
         for (const auto& set : call.timingInputs)
             inputs += tensorBytes(set, Field::Role::Input);
     const std::size_t outputs = tensorBytes(call.outputs, Field::Role::Output);
     return 2 * inputs + (call.repeatOutputs.empty() ? 2 : 3) * outputs + 2 * call.workspaceBytes;
 }
+
+// What a call may have on the device beyond deviceBytesNeeded: cudaMalloc's rounding of each
+// buffer to its 2 MiB pages, the module code and static data of the candidate, loaded on its
+// first launch, and the context of the next candidate's runner, which may start while this one
+// runs (about 0.5 GiB on an H200).
+constexpr std::size_t kDeviceSlackBytes = std::size_t {1} << 30;
+constexpr std::uint64_t kDefaultGpuMemoryBudgetBytes = std::uint64_t {1} << 30;
 
 std::string gib(std::size_t bytes)
 {
@@ -483,6 +490,13 @@ std::string gib(std::size_t bytes)
 
 } // namespace
 
+std::uint64_t gpuMemoryBudget(const Job& job)
+{
+    if (job.backend != "cuda" || !job.confine)
+        return 0;
+    return job.gpuMemoryBudgetBytes ? job.gpuMemoryBudgetBytes : kDefaultGpuMemoryBudgetBytes;
+}
+
 CallLine executeCall(const Job& job, const Call& call, Backend& backend, const Candidate& candidate)
 {
     const KsRunFn fn = candidate.run;
@@ -491,7 +505,7 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, const C
     result.id = call.id;
     // Checked before anything is allocated: a workload that cannot fit is named with its need,
     // where a failed cudaMalloc halfway through would say nothing about why.
-    if (const auto free = backend.freeBytes(); free && deviceBytesNeeded(job, call) > *free) {
+    if (auto free = backend.freeBytes(); free && deviceBytesNeeded(job, call) > *free + backend.heldDeviceBytes()) {
         result.status = status::kError;
         result.message = "does not fit in GPU memory: this workload needs " + gib(deviceBytesNeeded(job, call))
             + " on the device (inputs and their pristine copies, outputs, workspace and their poison), and "
@@ -505,6 +519,16 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, const C
         result.untimedSeconds[part] += std::chrono::duration<double>(now - lapStart).count();
         lapStart = now;
     };
+    // The device's memory held but what the call is still to allocate, a slack and the budget
+    // for the candidate's own allocations; held anew once the timing sets are uploaded, so that
+    // the correctness calls cannot use the memory those sets take later.
+    const std::uint64_t budget = gpuMemoryBudget(job);
+    const auto hold = [&](std::size_t stillToAllocate) {
+        if (budget > 0)
+            backend.holdDeviceMemoryBut(stillToAllocate + kDeviceSlackBytes + budget);
+        lap("memory_hold");
+    };
+    hold(deviceBytesNeeded(job, call, false));
     Outputs outputs = allocateOutputs(job, call, backend);
     lap("allocate");
     std::vector<InputSet> sets;
@@ -565,10 +589,12 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, const C
     result.status = status::kOk;
 
     if (job.bench.enabled && !call.timingInputs.empty()) {
+        hold(deviceBytesNeeded(job, call) - deviceBytesNeeded(job, call, false));
         std::vector<InputSet> timing;
         for (const auto& set : call.timingInputs)
             timing.push_back(uploadInputs(job, call, set, outputs, backend));
         lap("upload");
+        hold(0);
         BenchReport bench = benchmark(job, call, backend, candidate, outputs, timing, sets[0]);
         lap("bench_setup");
         result.untimedSeconds["bench_setup"] =

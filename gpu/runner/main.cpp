@@ -168,6 +168,24 @@ bool containChildProcesses()
     }
 }
 
+// A CUDA context made in a PID namespace of its own fails (cudaErrorOperatingSystem on the H200
+// machine, 2026-12-05) while /proc is the system's: the driver looks itself up there by the pid it
+// has in the namespace. So a CUDA runner gets the namespace only with a /proc of its own, mounted
+// before the context is made. ownProcPossible() (the runner, before the namespace) makes a private
+// mount namespace and mounts the system's /proc again in it, which the kernel allows or refuses
+// (a container's masked /proc) as it will the namespace's own; mountOwnProc() (the job's
+// process, in the namespace) mounts that one.
+bool ownProcPossible()
+{
+    return ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0
+        && ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
+}
+
+bool mountOwnProc()
+{
+    return ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
+}
+
 // Before the kernel is loaded: no capabilities (a runner started by root would otherwise read the
 // parent's descriptors, expected outputs included, through /proc with CAP_SYS_PTRACE) and none
 // to be regained by exec. Nothing to drop for an ordinary user.
@@ -443,7 +461,7 @@ struct AppliedLimits {
     std::uint64_t memoryBytes = 0;
 };
 
-// A host runner's limits on its own process, set before the candidate is loaded (children
+// A runner's limits on its own process (host and CUDA), set before the candidate is loaded (children
 // inherit them):
 //   RLIMIT_FSIZE: a file the process writes may not grow beyond the job's file limit (1 GiB by
 //   default); the write that would is refused and SIGXFSZ ends the process: a crash of the call;
@@ -531,8 +549,18 @@ ReadyBackend prepareBackend(const std::string& name, bool confine, bool underToo
     ReadyBackend ready;
     ready.confine = confine;
     ready.networkIsolated = confine && !underTool && isolateNetwork(name == "host");
-    // The host backend only: a CUDA runner in a PID namespace has not been tried on a GPU yet.
-    ready.processesContained = confine && name == "host" && !underTool && containChildProcesses();
+    // Before the device context: the job's process, forked here, makes it (a context does not
+    // survive a fork). A CUDA runner has no user namespace to make it, so needs root, and a /proc
+    // of its own (ownProcPossible).
+    const bool cuda = name == "cuda";
+    ready.processesContained =
+        confine && (name == "host" || cuda) && !underTool && (!cuda || ownProcPossible()) && containChildProcesses();
+    if (ready.processesContained && cuda && !mountOwnProc()) {
+        std::cerr << "ksearch-runner: no /proc of the PID namespace for the CUDA context: " << std::strerror(errno)
+                  << "\n";
+        ready.failure = kExitEnvironment;
+        return ready;
+    }
     if (name == "host") {
         ready.backend = ksr::makeHostBackend();
     } else if (name == "cuda") {
@@ -576,15 +604,15 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     // Absolute: the confined process works in its job's folder, and mounts are made on both.
     const std::string dir = canonicalPath(job.dir);
     const std::string library = canonicalPath(job.library);
-    const bool host = job.backend == "host" && ready.confine && job.confine;
+    const bool confine = (job.backend == "host" || job.backend == "cuda") && ready.confine && job.confine;
     // Before the mount namespace replaces /proc (read-only, the namespace's own).
-    const std::uint64_t processLimit = host ? limitProcesses(job.processLimit, ready.processesContained) : 0;
-    // The host backend only, in the PID namespace (its /proc): CUDA and Python runners have not
-    // been tried confined (no GPU to test them on). Before any file is opened for writing: a
-    // mount is not made read-only while a file on it is open for writing (EBUSY).
-    const bool confined = host && ready.processesContained
+    const std::uint64_t processLimit = confine ? limitProcesses(job.processLimit, ready.processesContained) : 0;
+    // In the PID namespace (its /proc), after the device context is up (it opened the device
+    // files and the driver's sockets under /run). Before any file is opened for writing: a mount
+    // is not made read-only while a file on it is open for writing (EBUSY).
+    const bool confined = confine && ready.processesContained
         && confineFilesystem(dir, library, job.fileLimitBytes ? job.fileLimitBytes : kDefaultFileLimitBytes);
-    const AppliedLimits limits = host ? limitResources(job) : AppliedLimits {};
+    const AppliedLimits limits = confine ? limitResources(job) : AppliedLimits {};
     ksr::Backend* backend = ready.backend.get();
     std::FILE* results = std::fopen((dir + "/result.jsonl").c_str(), "w");
     if (!results) {
@@ -603,6 +631,7 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     env.memoryLimitBytes = limits.memoryBytes;
     env.processLimit = processLimit;
     env.confinementOff = !ready.confine || !job.confine;
+    env.gpuMemoryBudgetBytes = env.confinementOff ? 0 : ksr::gpuMemoryBudget(job);
     env.startupSeconds = ready.startupSeconds;
     env.readyMonotonicSeconds = ready.readyMonotonic;
     if (job.bench.enabled && job.measureDevice) {

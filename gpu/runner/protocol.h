@@ -90,6 +90,10 @@ struct Job {
     // At most this many processes and threads at once in the job's PID namespace (its pid_max,
     // Linux 6.14 or later); 0: the runner's default of 1024. The kernel's floor is 301.
     std::uint64_t processLimit = 0;
+    // A GPU runner's budget for what the candidate allocates on the device itself, beyond the
+    // buffers and workspace the runner gives it: everything else is held by the runner during a
+    // call, so an allocation past it fails as on a full device. 0: the runner's default of 1 GiB.
+    std::uint64_t gpuMemoryBudgetBytes = 0;
     // false: a person turned confinement off (to debug a candidate): no namespaces, no limits.
     // A runner started ahead of its job is told so on its command line (--unconfined) as well.
     bool confine = true;
@@ -131,7 +135,8 @@ inline nlohmann::json toJson(const Job& job)
     nlohmann::json doc {{"backend", job.backend}, {"library", job.library}, {"symbol", job.symbol},
         {"args_size", job.argsSize}, {"fields", nlohmann::json::array()}, {"calls", nlohmann::json::array()},
         {"measure_device", job.measureDevice}, {"allow_tf32", job.allowTf32}, {"file_limit_bytes", job.fileLimitBytes},
-        {"memory_limit_bytes", job.memoryLimitBytes}, {"process_limit", job.processLimit}, {"confine", job.confine}};
+        {"memory_limit_bytes", job.memoryLimitBytes}, {"process_limit", job.processLimit},
+        {"gpu_memory_budget_bytes", job.gpuMemoryBudgetBytes}, {"confine", job.confine}};
     doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
         {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
         {"warmup_seconds", job.bench.warmupSeconds}};
@@ -298,6 +303,7 @@ inline Job jobFromJson(const nlohmann::json& j)
     job.fileLimitBytes = detail::integerOr<std::uint64_t>(j, "file_limit_bytes", 0, "");
     job.memoryLimitBytes = detail::integerOr<std::uint64_t>(j, "memory_limit_bytes", 0, "");
     job.processLimit = detail::integerOr<std::uint64_t>(j, "process_limit", 0, "");
+    job.gpuMemoryBudgetBytes = detail::integerOr<std::uint64_t>(j, "gpu_memory_budget_bytes", 0, "");
     job.confine = !j.contains("confine") || !j["confine"].is_boolean() || j["confine"].get<bool>();
     if (j.contains("bench")) {
         const auto& b = j["bench"];
@@ -357,6 +363,7 @@ struct EnvironmentLine {
     std::uint64_t memoryLimitBytes = 0;
     std::uint64_t processLimit = 0; // Job::processLimit as applied; 0: none
     bool confinementOff = false; // the job asked for no confinement (Job::confine false)
+    std::uint64_t gpuMemoryBudgetBytes = 0; // Job::gpuMemoryBudgetBytes as applied; 0: none (host: no GPU)
 };
 
 inline nlohmann::json toJson(const EnvironmentLine& e)
@@ -365,7 +372,8 @@ inline nlohmann::json toJson(const EnvironmentLine& e)
         {"startup_s", e.startupSeconds}, {"ready_monotonic_s", e.readyMonotonicSeconds},
         {"processes_contained", e.processesContained}, {"filesystem_confined", e.filesystemConfined},
         {"file_limit_bytes", e.fileLimitBytes}, {"memory_limit_bytes", e.memoryLimitBytes},
-        {"process_limit", e.processLimit}, {"confinement_off", e.confinementOff}};
+        {"process_limit", e.processLimit}, {"confinement_off", e.confinementOff},
+        {"gpu_memory_budget_bytes", e.gpuMemoryBudgetBytes}};
     if (!e.device.empty())
         j.update({{"device", e.device}, {"l2_bytes", e.l2Bytes}, {"copy_bandwidth_gbs", e.copyBandwidthGBs}});
     return j;
@@ -378,7 +386,8 @@ inline EnvironmentLine environmentFromJson(const nlohmann::json& j)
         j.value("copy_bandwidth_gbs", 0.0), j.value("processes_contained", false),
         j.value("filesystem_confined", false), detail::countOr<std::uint64_t>(j, "file_limit_bytes", 0),
         detail::countOr<std::uint64_t>(j, "memory_limit_bytes", 0),
-        detail::countOr<std::uint64_t>(j, "process_limit", 0), j.value("confinement_off", false)};
+        detail::countOr<std::uint64_t>(j, "process_limit", 0), j.value("confinement_off", false),
+        detail::countOr<std::uint64_t>(j, "gpu_memory_budget_bytes", 0)};
 }
 
 // ------------------------------------------------------------------ the handoff socket

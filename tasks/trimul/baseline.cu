@@ -1,6 +1,15 @@
 // TriMul for H200 (sm_90a): the three matrix products on Hopper's warpgroup tensor cores
-// (wgmma.m64n128k16, fp16 in, fp32 accumulation), every element-wise step but the input
-// LayerNorm fused into a prologue or an epilogue of one of them.
+// (wgmma, fp16 in, fp32 accumulation), every element-wise step but the input LayerNorm fused into
+// a prologue or an epilogue of one of them.
+//
+// Session 16 (2026-12-05) kept two changes of the session-14 rewrite (bench/kernels/trimul_next.cu)
+// and dropped the rest, after the kernel lab timed each alone on the H200 on GPU MODE's seven
+// scored shapes (docs/perf.md, "TriMul, session 16"): the LayerNorm with float4 loads
+// (TRIMUL_LN_VEC; 1.18-1.52x faster than the row kernel) and 64-row output tiles at three CTAs an
+// SM (TRIMUL_OUTPUT_ROWS 64; 1.05-1.16x) went in; the projections with the weights resident in
+// shared memory were 1.2-1.7x slower than the pipelined GEMM kept below, and the 128 x 256
+// contraction tiles are a knob left off (TRIMUL_CONTRACT_WIDE=1: 1 % slower in the geometric
+// mean, 8 % on the largest shape). Geometric mean over the seven: 1,332.6 -> 1,296.4 us.
 //
 //   0. prep       the six weight matrices to fp16 once per call (about a megabyte), the inner
 //                 dimension padded to a multiple of 64 with zeros, and the four gated projections
@@ -14,11 +23,12 @@
 //                 sigmoid(gate) for left and right, sigmoid for the output gate, transposed
 //                 through shared memory so that every plane is [b, h, i, k] (k contiguous).
 //   2. contract   out[b, h, i, j] = sum_k L[b, h, i, k] R[b, h, j, k]: one TN GEMM per (b, h),
-//                 128 x 128 tiles, 64-wide k steps, a three-stage cp.async ring.
-//   3. output     128 rows (b, i, j) per CTA, a thread per (row, half of the 128 channels): the
+//                 128 x 128 tiles, 64-wide k steps, a three-stage cp.async ring (128 x 256 tiles
+//                 on m64n256k16 with TRIMUL_CONTRACT_WIDE=1 where n % 8 == 0).
+//   3. output     64 rows (b, i, j) per CTA (TRIMUL_OUTPUT_ROWS; 128 possible), a thread per (row, half of the 128 channels): the
 //                 [b, h, i, j] planes read so that neighbouring threads read neighbouring j,
 //                 LayerNorm over the channels, the gate, fp16 into shared memory, then
-//                 [128 x 128] x [128 x dim] to the fp32 output.
+//                 [rows x 128] x [128 x dim] to the fp32 output.
 // The planes: L, R and the gate in fp16, out in fp32 (10 bytes per row and channel), and the
 // normalised input in fp16 (2 bytes per row and padded channel).
 //
@@ -66,6 +76,12 @@ constexpr float kEps = 1e-5f;
 #endif
 #ifndef TRIMUL_OUTPUT_MIN_BLOCKS
 #define TRIMUL_OUTPUT_MIN_BLOCKS 1
+#endif
+#ifndef TRIMUL_OUTPUT64_MIN_BLOCKS
+#define TRIMUL_OUTPUT64_MIN_BLOCKS 3
+#endif
+#ifndef TRIMUL_OUTPUT_ROWS
+#define TRIMUL_OUTPUT_ROWS 64
 #endif
 
 // ------------------------------------------------------------------ PTX wrappers
@@ -127,7 +143,8 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
-__device__ __forceinline__ void wgmma_m64n128k16(Acc& d, uint64_t da, uint64_t db)
+// scale_d == 0 overwrites d instead of accumulating into it (the first product of a tile).
+__device__ __forceinline__ void wgmma_m64n128k16(Acc& d, uint64_t da, uint64_t db, int scale_d = 1)
 {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -146,7 +163,7 @@ __device__ __forceinline__ void wgmma_m64n128k16(Acc& d, uint64_t da, uint64_t d
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
 }
 
 // acc += A[128 rows, 64 k] * B[128 cols, 64 k]^T for one pair of swizzled, 1024-aligned panels;
@@ -166,7 +183,7 @@ __device__ __forceinline__ void panel_mma(Acc& acc, uint32_t a_panel, uint32_t b
 // caller commits the group.
 __device__ __forceinline__ void load_panel(uint32_t dst, const f16* m, int64_t cols, int64_t row0, int64_t rows, int k0)
 {
-    for (int e = threadIdx.x; e < kTile * 8; e += kThreads) {
+    for (int e = threadIdx.x; e < kTile * 8; e += blockDim.x) {
         const int r = e >> 3, c = e & 7;
         const bool ok = row0 + r < rows && k0 + c * 8 < cols;
         cp_async16(dst + swz(r, c), ok ? m + (row0 + r) * cols + k0 + c * 8 : m, ok);
@@ -276,6 +293,60 @@ __global__ void __launch_bounds__(kThreads) ln_kernel(KsArgs a, f16* xn, int cp)
     }
 }
 
+// The same LayerNorm for dim = 128 kVec4 (every GPU MODE shape): a lane reads float4s and writes
+// four halves at a time, a quarter of the instructions of the scalar kernel for the same bytes.
+#ifndef TRIMUL_LN_VEC
+#define TRIMUL_LN_VEC 1
+#endif
+template <int kVec4, int kRowsPerWarp>
+__global__ void __launch_bounds__(kThreads) ln_vec_kernel(KsArgs a, f16* xn)
+{
+    constexpr int kDim = 128 * kVec4;
+    const int lane = threadIdx.x & 31;
+    const int64_t rows = a.batch_size * a.seq_len * a.seq_len;
+    const int64_t first = ((int64_t)blockIdx.x * (kThreads / 32) + (threadIdx.x >> 5)) * kRowsPerWarp;
+    float4 v[kRowsPerWarp][kVec4];
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+        const int64_t row = first + q;
+#pragma unroll
+        for (int t = 0; t < kVec4; ++t)
+            v[q][t] = row < rows ? __ldcs(reinterpret_cast<const float4*>(a.input + row * kDim) + lane + 32 * t)
+                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    float4 w[kVec4], bias[kVec4];
+#pragma unroll
+    for (int t = 0; t < kVec4; ++t) {
+        w[t] = __ldg(reinterpret_cast<const float4*>(a.norm_weight) + lane + 32 * t);
+        bias[t] = __ldg(reinterpret_cast<const float4*>(a.norm_bias) + lane + 32 * t);
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+        const int64_t row = first + q;
+        if (row >= rows) break;
+        float s = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kVec4; ++t) s += (v[q][t].x + v[q][t].y) + (v[q][t].z + v[q][t].w);
+        const float mean = warp_sum(s) * (1.0f / kDim);
+        float d2 = 0.0f;
+#pragma unroll
+        for (int t = 0; t < kVec4; ++t) {
+            const float dx = v[q][t].x - mean, dy = v[q][t].y - mean, dz = v[q][t].z - mean, dw = v[q][t].w - mean;
+            d2 += (dx * dx + dy * dy) + (dz * dz + dw * dw);
+        }
+        const float inv = rsqrtf(warp_sum(d2) * (1.0f / kDim) + kEps);
+#pragma unroll
+        for (int t = 0; t < kVec4; ++t) {
+            const __half2 lo = __floats2half2_rn((v[q][t].x - mean) * inv * w[t].x + bias[t].x, (v[q][t].y - mean) * inv * w[t].y + bias[t].y);
+            const __half2 hi = __floats2half2_rn((v[q][t].z - mean) * inv * w[t].z + bias[t].z, (v[q][t].w - mean) * inv * w[t].w + bias[t].w);
+            uint2 packed;
+            packed.x = *reinterpret_cast<const uint32_t*>(&lo);
+            packed.y = *reinterpret_cast<const uint32_t*>(&hi);
+            reinterpret_cast<uint2*>(xn + row * kDim)[lane + 32 * t] = packed;
+        }
+    }
+}
+
 // Grid (5 chunks, row tiles): the chunks of one row tile run side by side, so its A rows are
 // read from L2 after the first.
 __global__ void __launch_bounds__(kThreads, 2) project_gemm_kernel(KsArgs a, const f16* xn, const f16* wp, int cp,
@@ -335,10 +406,6 @@ __global__ void __launch_bounds__(kThreads, 2) project_gemm_kernel(KsArgs a, con
     }
 }
 
-// ------------------------------------------------------------------ 2. the contraction
-
-// Grid (j tiles, i tiles, batch * 128).  kAligned: rows are 16-byte aligned (n % 8 == 0), so
-// tiles arrive by cp.async; otherwise element by element.
 template <bool kAligned>
 __global__ void __launch_bounds__(kThreads, TRIMUL_CONTRACT_MIN_BLOCKS) contract_kernel(const f16* left, const f16* right, float* out, int n)
 {
@@ -394,16 +461,117 @@ __global__ void __launch_bounds__(kThreads, TRIMUL_CONTRACT_MIN_BLOCKS) contract
     }
 }
 
-// ------------------------------------------------------------------ 3. output LayerNorm, gate, projection
+// ------------------------------------------------------------------ 2b. the contraction, 128 x 256 tiles
 
-__global__ void __launch_bounds__(kThreads, TRIMUL_OUTPUT_MIN_BLOCKS) output_kernel(KsArgs a, const float* out, const f16* gate, const f16* wo, int c128)
+// One CTA per 128 x 256 tile of out[b, h]: each warpgroup a 64 x 256 wgmma chain, so a k step
+// reads 48 KB of operands for twice the products of a 128 x 128 tile's 32 KB (the contraction is
+// bound by the operands' traffic from L2).  Four stages with loads two steps ahead and one
+// product chain left in flight while the next step's operands are awaited.  n % 8 == 0 only.
+#ifndef TRIMUL_CONTRACT_WIDE
+#define TRIMUL_CONTRACT_WIDE 0
+#endif
+constexpr int kWide = 256;
+constexpr int kWideStages = 4;
+constexpr int kWideStageBytes = kPanelBytes + kWide * 128;
+constexpr int kWideSmem = kWideStages * kWideStageBytes + kAlignSlack;
+using WideAcc = float[128];
+
+__device__ __forceinline__ void wgmma_m64n256k16(WideAcc& d, uint64_t da, uint64_t db, int scale_d)
+{
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(scale_d));
+}
+
+__global__ void __launch_bounds__(kThreads, 1) contract_wide_kernel(const f16* left, const f16* right, float* out, int n)
 {
     extern __shared__ unsigned char smem_raw[];
-    __shared__ float part[2][kTile];
-    unsigned char* a_tile = align1024(smem_raw);      // 2 panels: [128 rows][128 channels]
-    unsigned char* b_ring = a_tile + 2 * kPanelBytes; // 2 stages of to_out
+    unsigned char* smem = align1024(smem_raw);  // stages x (L panel of 128 rows, R panel of 256)
+    const int64_t nn = (int64_t)n * n;
+    const f16* L = left + blockIdx.z * nn;
+    const f16* R = right + blockIdx.z * nn;
+    const int64_t i0 = (int64_t)blockIdx.y * kTile, j0 = (int64_t)blockIdx.x * kWide;
+    const int steps = (n + kPanel - 1) / kPanel;
+    auto load = [&](int t) {
+        if (t < steps) {
+            const uint32_t st = smem_u32(smem + (t % kWideStages) * kWideStageBytes);
+            load_panel(st, L, n, i0, n, t * kPanel);
+            load_panel(st + kPanelBytes, R, n, j0, n, t * kPanel);
+            load_panel(st + kPanelBytes + kPanelBytes, R, n, j0 + kTile, n, t * kPanel);
+        }
+        cp_async_commit();
+    };
+    load(0);
+    load(1);
+    WideAcc acc;
+    const uint32_t wg_rows = (threadIdx.x >> 7) * 64 * 128;
+    for (int t = 0; t < steps; ++t) {
+        cp_async_wait<1>();
+        fence_to_async();
+        __syncthreads();  // step t's operands are in; every warpgroup has finished step t - 2's products
+        load(t + 2);
+        const uint32_t st = smem_u32(smem + (t % kWideStages) * kWideStageBytes);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int ks = 0; ks < kPanel / 16; ++ks)
+            wgmma_m64n256k16(acc, smem_desc(st + wg_rows + ks * 32), smem_desc(st + kPanelBytes + ks * 32), t > 0 || ks > 0);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+
+    float* O = out + blockIdx.z * nn;
+    const int tw = threadIdx.x & 127;
+    const int64_t ibase = i0 + 64 * (threadIdx.x >> 7) + 16 * (tw >> 5) + ((tw & 31) >> 2);
+#pragma unroll
+    for (int idx = 0; idx < 128; idx += 2) {
+        const int64_t i = ibase + 8 * ((idx >> 1) & 1), j = j0 + 8 * (idx >> 2) + 2 * (tw & 3);
+        if (i < n && j < n) *reinterpret_cast<float2*>(O + i * n + j) = make_float2(acc[idx], acc[idx + 1]);
+    }
+}
+
+// ------------------------------------------------------------------ 3. output LayerNorm, gate, projection
+
+// kRows rows (b, i, j) per CTA, two threads a row: 128 rows and two warpgroups, or 64 rows and
+// one, which lets several CTAs share an SM so that one's loads overlap another's products.
+template <int kRows>
+__global__ void __launch_bounds__(2 * kRows, kRows == 128 ? TRIMUL_OUTPUT_MIN_BLOCKS : TRIMUL_OUTPUT64_MIN_BLOCKS)
+    output_kernel(KsArgs a, const float* out, const f16* gate, const f16* wo, int c128)
+{
+    constexpr int kAPanelBytes = kRows * 128;
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ float part[2][kRows];
+    unsigned char* a_tile = align1024(smem_raw);       // 2 panels: [kRows rows][128 channels]
+    unsigned char* b_ring = a_tile + 2 * kAPanelBytes; // 2 stages of to_out
     const int dim = (int)a.dim;
-    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, row0 = (int64_t)blockIdx.x * kTile;
+    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, row0 = (int64_t)blockIdx.x * kRows;
     const int iters = c128 / kTile * 2;
     auto load_b = [&](int it) {
         if (it < iters)
@@ -414,7 +582,7 @@ __global__ void __launch_bounds__(kThreads, TRIMUL_OUTPUT_MIN_BLOCKS) output_ker
     load_b(0);
 
     // Thread (r, half): row r of the tile, channels 64 half .. 64 half + 63.
-    const int r = threadIdx.x % kTile, half = threadIdx.x / kTile;
+    const int r = threadIdx.x % kRows, half = threadIdx.x / kRows;
     const int64_t row = row0 + r;
     const bool real = row < rows;
     const int64_t b = real ? row / nn : 0, base = real ? (b * kHidden + half * 64) * nn + (row - b * nn) : 0;
@@ -444,7 +612,7 @@ __global__ void __launch_bounds__(kThreads, TRIMUL_OUTPUT_MIN_BLOCKS) output_ker
             const float gt = real ? __half2float(gate[base + u * nn]) : 0.0f;
             y[x] = __float2half_rn(((v[u] - mean) * inv * a.to_out_norm_weight[h] + a.to_out_norm_bias[h]) * gt);
         }
-        *reinterpret_cast<uint4*>(a_tile + half * kPanelBytes + swz(r, g)) = *reinterpret_cast<const uint4*>(y);
+        *reinterpret_cast<uint4*>(a_tile + half * kAPanelBytes + swz(r, g)) = *reinterpret_cast<const uint4*>(y);
     }
     fence_to_async();
 
@@ -456,7 +624,7 @@ __global__ void __launch_bounds__(kThreads, TRIMUL_OUTPUT_MIN_BLOCKS) output_ker
         fence_to_async();
         __syncthreads();
         load_b(it + 1);  // into the stage read at it - 1
-        panel_mma(acc, smem_u32(a_tile + panel * kPanelBytes), smem_u32(b_ring + (it & 1) * kPanelBytes));
+        panel_mma(acc, smem_u32(a_tile + panel * kAPanelBytes), smem_u32(b_ring + (it & 1) * kPanelBytes));
         if (panel == 0) continue;
 #pragma unroll
         for (int idx = 0; idx < 64; idx += 2) {
@@ -501,7 +669,9 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     f16* wo = reinterpret_cast<f16*>(ws + 5 * plane + wp_bytes);
 
     constexpr int kContractSmem = kContractStages * 2 * kPanelBytes + kAlignSlack;
-    constexpr int kOutputSmem = 4 * kPanelBytes + kAlignSlack;
+    constexpr int kOutputRows = TRIMUL_OUTPUT_ROWS;
+    static_assert(kOutputRows == 64 || kOutputRows == 128, "output tiles of 64 or 128 rows");
+    constexpr int kOutputSmem = 2 * kOutputRows * 128 + 2 * kPanelBytes + kAlignSlack;
     static const cudaError_t configured = [] {
         cudaError_t err = cudaSuccess;
         const auto allow = [&err](const void* kernel, int bytes) {
@@ -509,8 +679,9 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         };
         allow((const void*)contract_kernel<true>, kContractSmem);
         allow((const void*)contract_kernel<false>, kContractSmem);
-        allow((const void*)output_kernel, kOutputSmem);
+        allow((const void*)output_kernel<TRIMUL_OUTPUT_ROWS>, kOutputSmem);
         allow((const void*)project_gemm_kernel, kContractSmem);
+        allow((const void*)contract_wide_kernel, kWideSmem);
         return err;
     }();
     if (configured != cudaSuccess) return (int)configured;
@@ -520,7 +691,17 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     f16* xn = reinterpret_cast<f16*>(ws + 5 * plane + wp_bytes + align256((size_t)c128 * kHidden * sizeof(f16)));
     const unsigned tiles = (unsigned)row_tiles;
     const unsigned ln_blocks = (unsigned)((rows + 31) / 32);  // 8 warps, up to 8 rows each: enough blocks for any batch
-    if (dim <= 128)
+    constexpr int kLnRows = 8 * 4;  // rows per block of the vector kernel: 8 warps x 4 rows
+    const unsigned ln_vec_blocks = (unsigned)((rows + kLnRows - 1) / kLnRows);
+    if (TRIMUL_LN_VEC && dim == 128)
+        ln_vec_kernel<1, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (TRIMUL_LN_VEC && dim == 256)
+        ln_vec_kernel<2, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (TRIMUL_LN_VEC && dim == 384)
+        ln_vec_kernel<3, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (TRIMUL_LN_VEC && dim == 768)
+        ln_vec_kernel<6, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (dim <= 128)
         ln_kernel<128><<<(unsigned)((rows + 63) / 64), kThreads, 0, stream>>>(*args, xn, cp);
     else if (dim <= 384)
         ln_kernel<384><<<ln_blocks, kThreads, 0, stream>>>(*args, xn, cp);
@@ -528,10 +709,14 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         ln_kernel<768><<<(unsigned)((rows + 15) / 16), kThreads, 0, stream>>>(*args, xn, cp);
     project_gemm_kernel<<<dim3(kProjChunks, tiles), kThreads, kContractSmem, stream>>>(*args, xn, wp, cp, left, right, gate);
     const dim3 grid((unsigned)n_tiles, (unsigned)n_tiles, (unsigned)(B * kHidden));
-    if (N % 8 == 0)
+    if (TRIMUL_CONTRACT_WIDE && N % 8 == 0)
+        contract_wide_kernel<<<dim3((unsigned)((N + kWide - 1) / kWide), (unsigned)n_tiles, (unsigned)(B * kHidden)), kThreads, kWideSmem,
+                               stream>>>(left, right, out, (int)N);
+    else if (N % 8 == 0)
         contract_kernel<true><<<grid, kThreads, kContractSmem, stream>>>(left, right, out, (int)N);
     else
         contract_kernel<false><<<grid, kThreads, kContractSmem, stream>>>(left, right, out, (int)N);
-    output_kernel<<<tiles, kThreads, kOutputSmem, stream>>>(*args, out, gate, wo, c128);
+    output_kernel<kOutputRows><<<(unsigned)((rows + kOutputRows - 1) / kOutputRows), 2 * kOutputRows, kOutputSmem, stream>>>(
+        *args, out, gate, wo, c128);
     return (int)cudaGetLastError();
 }
