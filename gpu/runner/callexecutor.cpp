@@ -505,11 +505,14 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, const C
     result.id = call.id;
     // Checked before anything is allocated: a workload that cannot fit is named with its need,
     // where a failed cudaMalloc halfway through would say nothing about why.
-    if (auto free = backend.freeBytes(); free && deviceBytesNeeded(job, call) > *free + backend.heldDeviceBytes()) {
+    // What the runner holds for the GPU-memory budget is the call's to use.
+    const auto free = backend.freeBytes();
+    const std::size_t available = free ? *free + backend.heldDeviceBytes() : 0;
+    if (free && deviceBytesNeeded(job, call) > available) {
         result.status = status::kError;
         result.message = "does not fit in GPU memory: this workload needs " + gib(deviceBytesNeeded(job, call))
             + " on the device (inputs and their pristine copies, outputs, workspace and their poison), and "
-            + gib(*free) + " is free; run it on a larger GPU, or leave it out with --workloads";
+            + gib(available) + " is free; run it on a larger GPU, or leave it out with --workloads";
         return result;
     }
     // Each part of the untimed work, for the overhead breakdown (docs/perf.md).
@@ -524,9 +527,10 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, const C
     // the correctness calls cannot use the memory those sets take later.
     const std::uint64_t budget = gpuMemoryBudget(job);
     const auto hold = [&](std::size_t stillToAllocate) {
-        if (budget > 0)
+        if (budget > 0) {
             backend.holdDeviceMemoryBut(stillToAllocate + kDeviceSlackBytes + budget);
-        lap("memory_hold");
+            lap("memory_hold");
+        }
     };
     hold(deviceBytesNeeded(job, call, false));
     Outputs outputs = allocateOutputs(job, call, backend);
