@@ -10,6 +10,8 @@
 #
 # KSEARCH_FUZZ_SEED=N fixes libFuzzer's random seed (the CI smoke run uses 1, so that it replays
 # the same mutations each time instead of exploring anew; exploring is for the long runs).
+# KSEARCH_FUZZ_TIMEOUT=S raises the per-input hang limit (10 s) for long runs niced beside builds,
+# where a starved process can stall on an input that takes 0.3 s alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -52,7 +54,7 @@ for t in "${targets[@]}"; do
     [[ -d fuzz/regressions/$t ]] && corpora+=("fuzz/regressions/$t")
     echo "== fuzz_$t for ${seconds} s"
     if ! ASAN_OPTIONS=detect_leaks=1 "$bin/fuzz_$t" -seed="${KSEARCH_FUZZ_SEED:-0}" -max_total_time="$seconds" \
-        -timeout=10 -rss_limit_mb=4096 \
+        -timeout="${KSEARCH_FUZZ_TIMEOUT:-10}" -rss_limit_mb=4096 \
         -artifact_prefix="$findings/" -print_final_stats=1 "${corpora[@]}" > "$findings/log.txt" 2>&1; then
         status=1
         echo "fuzz_$t FAILED: see $findings/log.txt"

@@ -65,8 +65,10 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
             m_kind.python->interpreter, m_kind.python->script.string(), "--warm", backend, "--handoff", handoff};
         sub.environment["TRITON_CACHE_DIR"] = m_kind.python->tritonCache.string();
         sub.environment["PYTHONDONTWRITEBYTECODE"] = "1";
-        if (const fs::path spans = spansLibraryPath(); !spans.empty())
-            sub.environment["KSEARCH_SPANS_LIBRARY"] = spans.string();
+        for (const auto& [variable, file] : {std::pair {"KSEARCH_SPANS_LIBRARY", "libksearch_spans.so"},
+                 std::pair {"KSEARCH_CONFINE_LIBRARY", "libksearch_confine.so"}})
+            if (const fs::path library = runnerLibraryPath(variable, file); !library.empty())
+                sub.environment[variable] = library.string();
     }
     if (!m_kind.confined)
         sub.argv.emplace_back("--unconfined");

@@ -43,13 +43,13 @@ fs::path runnerPath()
     return exe.parent_path() / "ksearch-runner";
 }
 
-fs::path spansLibraryPath()
+fs::path runnerLibraryPath(const char* variable, const char* file)
 {
-    if (const char* env = std::getenv("KSEARCH_SPANS_LIBRARY"); env && *env)
+    if (const char* env = std::getenv(variable); env && *env)
         return env;
     const fs::path dir = runnerPath().parent_path();
     std::error_code ec;
-    for (const fs::path& p : {dir / "libksearch_spans.so", dir / ".." / "lib" / "ksearch" / "libksearch_spans.so"})
+    for (const fs::path& p : {dir / file, dir / ".." / "lib" / "ksearch" / file})
         if (fs::exists(p, ec))
             return fs::weakly_canonical(p, ec);
     return {};

@@ -135,10 +135,12 @@ std::string runnerStatusName(RunnerCallOutcome::Status s);
 // The ksearch-runner executable: $KSEARCH_RUNNER, else the one next to this executable.
 std::filesystem::path runnerPath();
 
-// libksearch_spans.so, the CUPTI spans the Python runner loads: $KSEARCH_SPANS_LIBRARY, else next
-// to ksearch-runner (a build), else in ../lib/ksearch from it (an installation); empty when none
-// is there (a build without CUPTI: the Python runner then has only the host-clock check).
-std::filesystem::path spansLibraryPath();
+// A library of ksearch-runner's that the Python runner loads (ctypes): $`variable`, else `file`
+// next to ksearch-runner (a build), else in ../lib/ksearch from it (an installation); empty when
+// none is there. libksearch_spans.so (KSEARCH_SPANS_LIBRARY; none in a build without CUPTI: the
+// Python runner then has only the host-clock check) and libksearch_confine.so
+// (KSEARCH_CONFINE_LIBRARY; without it a Python candidate is confined to no network only).
+std::filesystem::path runnerLibraryPath(const char* variable, const char* file);
 
 // The runner process a job needs.
 RunnerKind runnerKind(const RunnerJob& job);

@@ -1,3 +1,4 @@
+#include "confinementsupport.h"
 #include "scaletask.h"
 #include "testmain.h"
 #include "testsupport.h"
@@ -21,6 +22,9 @@
 using namespace ks;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using test::folderOnTheDisk;
+using test::HomeFolder;
+using test::processesNamed;
 using test::runnerEnvironment;
 
 static const char* const kLoop = test::kScaleLoop;
@@ -116,27 +120,6 @@ void TestConfinement::candidateCannotReachTheNetwork()
     QVERIFY(!server.waitForNewConnection(0)); // nothing queued in the kernel either
 }
 
-// The processes whose name (comm) is `marker` and that are still alive (zombies are not).
-static std::vector<int> processesNamed(const std::string& marker)
-{
-    std::vector<int> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string pid = entry.path().filename().string();
-        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos)
-            continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string text; // one line: pid (comm) state ...
-        std::getline(stat, text);
-        const auto open = text.find('('), close = text.rfind(')');
-        if (open == std::string::npos || close == std::string::npos || close + 2 >= text.size())
-            continue;
-        if (text.substr(open + 1, close - open - 1) == marker && text[close + 2] != 'Z' && text[close + 2] != 'X')
-            found.push_back(std::stoi(pid));
-    }
-    return found;
-}
-
 void TestConfinement::forkedProcessesDieWithTheRunner_data()
 {
     QTest::addColumn<QString>("child");
@@ -196,47 +179,12 @@ void TestConfinement::forkedProcessesDieWithTheRunner()
         (std::to_string(processesNamed(marker).size()) + " children named " + marker + " still alive").c_str(), 5000);
 }
 
-// A folder for a test, made in the test's working directory (the build folder on CI): on the
-// disk, neither under /tmp nor in the home folder, so that only the read-only mounts keep a
-// confined candidate from writing there.
-static std::unique_ptr<QTemporaryDir> folderOnTheDisk(const char* name)
-{
-    auto dir = std::make_unique<QTemporaryDir>(
-        QDir::currentPath() + QLatin1Char('/') + QLatin1String(name) + QLatin1String("-XXXXXX"));
-    return dir->isValid() ? std::move(dir) : nullptr;
-}
-
-// Sets HOME, which the runners started from now on inherit, for as long as it lives.
-class HomeFolder
-{
-public:
-    explicit HomeFolder(const fs::path& dir)
-        : m_wasSet(qEnvironmentVariableIsSet("HOME"))
-        , m_before(qgetenv("HOME"))
-    {
-        qputenv("HOME", QByteArray::fromStdString(dir.string()));
-    }
-    ~HomeFolder()
-    {
-        if (m_wasSet)
-            qputenv("HOME", m_before);
-        else
-            qunsetenv("HOME");
-    }
-    HomeFolder(const HomeFolder&) = delete;
-    HomeFolder& operator=(const HomeFolder&) = delete;
-
-private:
-    bool m_wasSet;
-    QByteArray m_before;
-};
-
 // A candidate that, on its first call, tries to write a file into a folder of the test's on the
 // disk, and into its $HOME (a folder the test made and named HOME for the runner); then looks for
 // a folder the test made under /tmp, makes it and writes there; then writes a file in its working
 // directory. Its runner sees the filesystem read-only but for its job's folder and a private,
 // empty /tmp, with the home folders behind empty read-only tmpfs (confineFilesystem in
-// gpu/runner/main.cpp): both first writes fail, the test's /tmp folder is not there
+// gpu/runner/confine.cpp): both first writes fail, the test's /tmp folder is not there
 // and what is written in the candidate's /tmp never reaches the system's, and the last file lands
 // in the job's folder (the first two writes fail with EROFS where the folders are on a read-only
 // mount, with ENOENT where they lie under /tmp, which the private /tmp hides: a clone under /tmp

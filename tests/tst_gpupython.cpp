@@ -5,11 +5,14 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <task/confinement.h>
+
 #include <QTemporaryDir>
 
 #include <evaluator.h>
 #include <fstream>
 #include <regex>
+#include <unistd.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -42,6 +45,7 @@ private slots:
     void sideStreamIsStillTimed_data();
     void sideStreamIsStillTimed();
     void outputReplayedByPointerIsRejected();
+    void cudaCandidatesAreConfined();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(
@@ -170,6 +174,45 @@ void TestGpuPython::outputReplayedByPointerIsRejected()
                        "    _seen[key] = output.clone()\n")));
     QVERIFY2(e.status == Verdict::IncorrectNumerical, e.log.c_str());
     QVERIFY2(e.log.find("inside the timing loop") != std::string::npos, e.log.c_str());
+}
+
+// A PyTorch candidate on the GPU that writes outside its folder and through the root of every
+// thread of its process (torch's and the CUDA driver's, started before the job's filesystem was
+// narrowed) before computing its outputs: the Python runner made its namespaces before torch
+// started a thread, so nothing is written, and it reports everything but a GPU memory budget
+// (which only ksearch-runner has). The Triton rows of candidatesPass run confined too (their
+// compile cache is then the job's own).
+void TestGpuPython::cudaCandidatesAreConfined()
+{
+    if (::geteuid() != 0)
+        QSKIP("a CUDA runner makes its namespaces only as root (no user namespace for the device files)");
+    const std::string escape = (test::tasksDir() / ("pyescape-" + std::to_string(::getpid()))).string();
+    auto ev = makeEvaluator("rmsnorm", Language::Python, {"e7f6101b"});
+    const Evaluation e = ev->evaluate(write("escapes.py",
+        "import os\nimport torch\n\ntried = False\n\n\ndef escape():\n"
+        "    paths = ['"
+            + escape + "'] + ['/proc/self/task/%s/root" + escape
+            + ".%s' % (t, t)\n"
+              "                                  for t in os.listdir('/proc/self/task')]\n"
+              "    for path in paths:\n        try:\n            with open(path, 'w') as f:\n                "
+              "f.write('x')\n"
+              "            return path\n        except OSError:\n            pass\n    return None\n\n\n"
+              "def run(hidden_states, weight, eps, output):\n    global tried\n    if not tried:\n        tried = "
+              "True\n"
+              "        reached = escape()\n        if reached:\n            raise RuntimeError('wrote ' + reached)\n"
+              "    x = hidden_states.float()\n"
+              "    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.float()\n"
+              "    output.copy_(y.to(torch.bfloat16))\n"));
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(test::tasksDir(), ec))
+        if (entry.path().filename().string().rfind("pyescape-", 0) == 0)
+            fs::remove(entry.path(), ec);
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    QVERIFY2(e.confinement, e.log.c_str());
+    const auto gaps = confinementGaps(*e.confinement);
+    for (const auto& gap : gaps) // the process limit needs Linux 6.14
+        QVERIFY2(gap == "no GPU memory budget" || gap == "no process limit", toJson(*e.confinement).dump().c_str());
+    QVERIFY(e.confinement->network && e.confinement->processes && e.confinement->filesystem);
 }
 
 KS_TEST_MAIN_CORE(TestGpuPython)

@@ -54,7 +54,9 @@ void TestPackage::debInstallsAndRuns()
         {"usr/bin/ksearch", "usr/bin/ksearch-runner", "usr/share/ksearch/tasks/rmsnorm/definition.json",
             "usr/share/applications/io.github.ksearch_studio.ksearch.desktop",
             "usr/share/metainfo/io.github.ksearch_studio.ksearch.metainfo.xml",
-            "usr/share/icons/hicolor/scalable/apps/io.github.ksearch_studio.ksearch.svg"})
+            "usr/share/icons/hicolor/scalable/apps/io.github.ksearch_studio.ksearch.svg",
+            // the confinement the Python runner loads, where ksearch looks for it from bin/
+            "usr/lib/ksearch/libksearch_confine.so"})
         QVERIFY2(QFile::exists(stage + u'/' + QLatin1String(path)), path);
     // A build with CUPTI has the spans library the Python runner loads, and installs it where
     // ksearch looks for it from bin/ (../lib/ksearch): without it, a Python candidate's work on a

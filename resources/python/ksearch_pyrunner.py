@@ -31,7 +31,6 @@ import warnings
 
 EXIT_OK, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_JOB_FAILED = 0, 2, 3, 4
 HEAD_START_US = 150  # device time queued ahead of each timed call beyond the flush (see Device.timed)
-CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 
 
 def process_age_seconds():
@@ -46,13 +45,90 @@ def process_age_seconds():
         return 0.0
 
 
-def isolate_network(allow_user_namespace):
-    """A new network namespace has only a down loopback. Done before torch starts any thread:
-    a multithreaded process cannot enter a new user namespace."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWNET) == 0:
-        return True
-    return allow_user_namespace and libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
+class Confinement:
+    """What keeps the candidate from the rest of the machine, through libksearch_confine (the code
+    of ksearch-runner's gpu/runner/confine.h, loaded with ctypes), in ksearch-runner's order: the
+    private mount namespace and the PID namespace before torch starts a thread (a thread started
+    before them would stay outside: /proc/self/task/TID/root would lead back to the writable
+    system), then the filesystem and the limits once the job's folder is known. Without the library
+    (a Python runner started by hand) nothing; the environment line says so."""
+
+    def __init__(self, backend, confine):
+        self.off = not confine
+        self.network = self.private_mounts = self.processes = self.filesystem = False
+        self.file_limit = self.memory_limit = self.process_limit = 0
+        self.lib = load_confine() if confine else None
+        if self.lib is None:
+            return
+        # A user namespace is made only for the host backend (a GPU runner keeps the user's
+        # identity, which the device files' permissions may depend on), before any thread.
+        self.network = self.lib.ks_confine_isolate_network(int(backend == "host")) == 1
+        self.private_mounts = self.lib.ks_confine_private_mounts() == 1
+        if backend == "host" or (self.private_mounts and self.lib.ks_confine_own_proc_possible() == 1):
+            self.processes = self.contain_processes()
+        if self.processes and backend == "cuda" and self.lib.ks_confine_mount_own_proc() != 1:
+            # A CUDA context in the namespace fails without its own /proc (confine.cpp).
+            raise OSError("no /proc of the PID namespace for the CUDA context")
+
+    def contain_processes(self):
+        """The PID namespace, from a process with one thread: the two processes above the job's
+        never return to Python, the job's process does, told of the fork as os.fork would."""
+        api = ctypes.pythonapi
+        api.PyOS_BeforeFork()
+        contained = self.lib.ks_confine_contain_processes() == 1
+        if contained:
+            api.PyOS_AfterFork_Child()
+        else:
+            api.PyOS_AfterFork_Parent()  # no fork was made
+        return contained
+
+    def apply(self, job_dir, job):
+        """The job's limits and filesystem, before any file of the job is opened for writing (a
+        mount is not made read-only while a file on it is open so)."""
+        if self.lib is None or job.get("confine", True) is False:
+            return
+        self.process_limit = self.lib.ks_confine_limit_processes(job.get("process_limit", 0), int(self.processes))
+        if self.private_mounts and self.processes:
+            candidate = os.path.realpath(job["library"])
+            tmp_bytes = job.get("file_limit_bytes", 0)
+            self.filesystem = self.lib.ks_confine_filesystem(
+                os.path.realpath(job_dir).encode(), candidate.encode(), tmp_bytes) == 1
+            job["library"] = candidate  # a relative path would now start from the job's folder
+        if self.filesystem:
+            # The search's Triton cache is read-only now: a job's own keeps one candidate from
+            # planting compiled kernels for another (the baseline's among them).
+            os.environ["TRITON_CACHE_DIR"] = os.path.join(os.path.realpath(job_dir), "triton-cache")
+        file_limit, memory_limit = ctypes.c_uint64(0), ctypes.c_uint64(0)
+        self.lib.ks_confine_limit_resources(job.get("file_limit_bytes", 0), job.get("memory_limit_bytes", 0),
+                                            ctypes.byref(file_limit), ctypes.byref(memory_limit))
+        self.file_limit, self.memory_limit = file_limit.value, memory_limit.value
+
+    def environment(self):
+        """The environment line's confinement fields (gpu/runner/protocol.h's EnvironmentLine)."""
+        return {"network_isolated": self.network, "processes_contained": self.processes,
+                "filesystem_confined": self.filesystem, "file_limit_bytes": self.file_limit,
+                "memory_limit_bytes": self.memory_limit, "process_limit": self.process_limit,
+                "confinement_off": self.off}
+
+
+def load_confine():
+    """libksearch_confine (gpu/runner/confinelib.cpp) from $KSEARCH_CONFINE_LIBRARY, or None.
+    Loaded as a PyDLL: its calls hold the interpreter's lock, which a fork must not find released."""
+    path = os.environ.get("KSEARCH_CONFINE_LIBRARY")
+    if not path:
+        return None
+    try:
+        lib = ctypes.PyDLL(path)
+    except OSError as e:
+        print("ksearch-pyrunner: cannot load %s: %s" % (path, e), file=sys.stderr)
+        return None
+    u64 = ctypes.c_uint64
+    lib.ks_confine_limit_processes.argtypes = [u64, ctypes.c_int]
+    lib.ks_confine_limit_processes.restype = u64
+    lib.ks_confine_filesystem.argtypes = [ctypes.c_char_p, ctypes.c_char_p, u64]
+    lib.ks_confine_limit_resources.argtypes = [u64, u64, ctypes.POINTER(u64), ctypes.POINTER(u64)]
+    lib.ks_confine_limit_resources.restype = None
+    return lib
 
 
 def load_spans():
@@ -720,13 +796,17 @@ def is_device_error(torch, device, exc):
 
 
 def ready_device(backend, confine=True):
-    """Everything before a job: the network cut off (unless a person turned confinement off),
+    """Everything before a job: the namespaces made (unless a person turned confinement off),
     torch imported, the device context made.
-    Returns (torch, device, isolated, seconds since exec) or an exit code."""
+    Returns (torch, device, Confinement, seconds since exec) or an exit code."""
     if backend not in ("host", "cuda"):
         print("ksearch-pyrunner: unknown backend '%s'" % backend, file=sys.stderr)
         return EXIT_USAGE
-    isolated = confine and isolate_network(backend == "host")
+    try:
+        confinement = Confinement(backend, confine)
+    except OSError as e:
+        print("ksearch-pyrunner: %s" % e, file=sys.stderr)
+        return EXIT_ENVIRONMENT
     try:
         import torch
     except ImportError as e:
@@ -737,7 +817,7 @@ def ready_device(backend, confine=True):
     except (RuntimeError, OSError, AttributeError) as e:  # no device, or no usable driver library
         print("ksearch-pyrunner: CUDA unavailable: %s" % e, file=sys.stderr)
         return EXIT_ENVIRONMENT
-    return torch, device, isolated, process_age_seconds()
+    return torch, device, confinement, process_age_seconds()
 
 
 def read_job(job_dir):
@@ -820,7 +900,8 @@ def run_handed_over(backend, fd, confine):
 
 
 def execute_job(job_dir, job, ready, ready_at):
-    torch, device, isolated, startup = ready
+    torch, device, confinement, startup = ready
+    confinement.apply(job_dir, job)
     device.calibrate()
     results = open(os.path.join(job_dir, "result.jsonl"), "w")
 
@@ -828,9 +909,9 @@ def execute_job(job_dir, job, ready, ready_at):
         results.write(json.dumps(line) + "\n")
         results.flush()  # each line survives a crash in the next call
 
-    env = {"id": "", "status": "environment", "network_isolated": isolated,
-           "startup_s": startup, "ready_monotonic_s": ready_at,
-           "confinement_off": job.get("confine", True) is False}
+    env = {"id": "", "status": "environment", "startup_s": startup, "ready_monotonic_s": ready_at}
+    env.update(confinement.environment())
+    env["confinement_off"] = confinement.off or job.get("confine", True) is False
     if job["bench"].get("enabled") and job.get("measure_device"):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
