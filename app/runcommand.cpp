@@ -11,6 +11,7 @@
 #include <session/runsummary.h>
 #include <session/session.h>
 #include <task/language.h>
+#include <task/sanitizerreport.h>
 #include <task/taskcatalog.h>
 
 #include <QCoreApplication>
@@ -110,7 +111,7 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
     parser.addOptions({f.help, f.task, f.session, f.resume, f.strategy, f.budget, f.k, f.backend, f.language, f.python,
         f.seed, f.target, f.maxTime, f.maxDollars, f.minImprovement, f.frozen, f.flat, f.islands, f.randomSeed,
         f.benchSeconds, f.label, f.prices, f.quiet, f.worker, f.remote, f.workerTask, f.gpus, f.localWorkers,
-        f.parallel, f.slurm, f.slurmWorkers, f.slurmKsearch, f.unconfined});
+        f.parallel, f.slurm, f.slurmWorkers, f.slurmKsearch, f.unconfined, f.sanitizeFailures});
     const LlmOptions planner;
     const LlmOptions coder(u"coder-"_qs, u" for the coder (default: the planner's)"_qs);
     planner.addTo(parser);
@@ -131,6 +132,12 @@ int runRunCommand(const QStringList& arguments, const GlobalOptions& /*global*/)
         return usage(bench ? u"--bench-seconds: must be above 0"_qs : error);
     options.benchSeconds = *bench;
     options.confineCandidates = !parser.isSet(f.unconfined);
+    if (parser.isSet(f.sanitizeFailures)) {
+        options.sanitizeFailures = parseSanitizerTool(parser.value(f.sanitizeFailures).toStdString());
+        if (!options.sanitizeFailures)
+            return usage(u"--sanitize-failures: '"_qs + parser.value(f.sanitizeFailures) + u"' is not a tool ("_qs
+                + QString::fromStdString(sanitizerToolList()) + u')');
+    }
     options.prices = loadPrices(parser.value(f.prices), &error);
     if (!options.prices)
         return usage(error);

@@ -34,6 +34,10 @@ struct RunFlags {
         u"bench-seconds"_qs, u"timing-loop cap per workload (default 1)"_qs, u"S"_qs, u"1"_qs};
     QCommandLineOption unconfined {u"unconfined"_qs,
         u"run candidates without namespaces or limits, to debug one: every evaluation records it (docs/security.md)"_qs};
+    QCommandLineOption sanitizeFailures {u"sanitize-failures"_qs,
+        u"run a CUDA candidate that crashes or computes wrong results once more under compute-sanitizer's TOOL "
+        "(memcheck, racecheck, initcheck or synccheck) and show its findings to the code policy"_qs,
+        u"TOOL"_qs};
     QCommandLineOption label {u"label"_qs, u"a note stored with the session: how and why it was made"_qs, u"TEXT"_qs};
     QCommandLineOption prices {u"prices"_qs, u"price overrides (JSON)"_qs, u"FILE"_qs};
     QCommandLineOption quiet {u"quiet"_qs, u"only the summary"_qs};

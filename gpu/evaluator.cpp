@@ -613,6 +613,9 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     for (const auto& c : run.calls) // calls_untimed in parts, where the runner reports them
         for (const auto& [part, seconds] : c.untimedSeconds)
             e.phases["untimed." + part] += seconds;
+    if (m_settings.sanitizeFailures && !m_sanitizeWith
+        && (e.status == Verdict::RuntimeError || e.status == Verdict::IncorrectNumerical))
+        sanitizeFailure(source, e);
     e.totalSeconds = secondsSince(start);
     spdlog::debug("evaluated {}: {} J={:.1f} in {:.2f} s (compile {:.2f} s, run {:.2f} s)", source.string(),
         verdictName(e.status), e.score, e.totalSeconds, e.compileSeconds, e.candidateSeconds);

@@ -68,6 +68,12 @@ struct EvaluatorSettings {
     // false: candidates run without namespaces or limits, to debug one (docs/security.md); every
     // evaluation records that it was off, and ksearch says so.
     bool confineCandidates = true;
+    // A CUDA candidate that crashed (RUNTIME_ERROR) or computed wrong results
+    // (INCORRECT_NUMERICAL) is run once more under this compute-sanitizer tool, and its report
+    // kept with the evaluation (Evaluation::sanitizer), so that the code policy's debug prompt
+    // shows what the tool found. nullopt: not. Costs a run under the tool (10-100x slower
+    // kernels) per such failure, none for candidates that pass.
+    std::optional<SanitizerTool> sanitizeFailures;
 };
 
 // Compiles, verifies and benchmarks candidates of one task. The expected outputs and the
@@ -115,9 +121,13 @@ private:
     void judge(Evaluation& e, const RunnerJobResult& run) const;
     // evaluate()'s run when sanitize() called it: the call under the tool, into m_sanitized.
     void runSanitized(const std::filesystem::path& library);
+    // sanitizeFailures: the report of a failed CUDA candidate, into `e` (nothing when the tool is
+    // missing: said once in the log).
+    void sanitizeFailure(const std::filesystem::path& source, Evaluation& e);
     std::optional<SanitizerTool> m_sanitizeWith;
     std::filesystem::path m_sanitizerProgram;
     std::optional<SanitizerReport> m_sanitized;
+    bool m_sanitizerMissingSaid = false;
     // The runner the next candidate will use, started now unless it runs or is disabled.
     void startNextRunner();
     bool adoptPreparation(); // the shared preparation's state, once someone made it

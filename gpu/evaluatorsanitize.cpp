@@ -5,6 +5,10 @@
 #include "evaluator.h"
 #include "sanitizer.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
 namespace ks {
 
 namespace fs = std::filesystem;
@@ -34,6 +38,26 @@ SanitizerReport Evaluator::sanitize(const fs::path& source, SanitizerTool tool)
     // Nothing ran: the candidate did not compile, or the task could not be prepared.
     report.problem = std::string(verdictName(e.status)) + ": " + e.log.substr(0, 2000);
     return report;
+}
+
+void Evaluator::sanitizeFailure(const fs::path& source, Evaluation& e)
+{
+    if (m_settings.backend != Backend::Cuda || m_language != Language::Cuda)
+        return; // the tools check CUDA kernels only
+    const auto start = std::chrono::steady_clock::now();
+    SanitizerReport report = sanitize(source, *m_settings.sanitizeFailures);
+    e.phases["sanitizer"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!report.complete && report.findings.empty()) {
+        if (!m_sanitizerMissingSaid) {
+            spdlog::warn("failed candidates are not run under compute-sanitizer: {}", report.problem);
+            m_sanitizerMissingSaid = true;
+        }
+        return;
+    }
+    e.log += "compute-sanitizer --tool " + std::string(sanitizerToolName(report.tool)) + ": "
+        + (report.complete ? std::to_string(report.errors) + " error(s)" : std::string("no complete report"))
+        + " (the evaluation's sanitizer report)\n";
+    e.sanitizer = std::move(report);
 }
 
 void Evaluator::runSanitized(const fs::path& library)

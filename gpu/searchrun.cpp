@@ -70,6 +70,7 @@ bool SearchRun::build(
     es.cudaVisibleDevices = options.cudaDevice;
     es.extraFlags = options.extraFlags;
     es.confineCandidates = options.confineCandidates;
+    es.sanitizeFailures = options.sanitizeFailures;
     es.language = config.candidateLanguage();
     if (!options.python.empty())
         es.python = options.python;

@@ -47,6 +47,9 @@ struct RunOptions {
     // false: this machine's evaluators run candidates unconfined (EvaluatorSettings::confineCandidates);
     // workers confine theirs whatever the caller says.
     bool confineCandidates = true;
+    // Run this machine's failed CUDA candidates again under compute-sanitizer's tool, for the code
+    // policy's debug prompt (EvaluatorSettings::sanitizeFailures); nullopt: not.
+    std::optional<SanitizerTool> sanitizeFailures;
 };
 
 // Everything one search needs, wired together: the session folder, the task, the evaluator, the

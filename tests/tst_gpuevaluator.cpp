@@ -51,10 +51,12 @@ private slots:
     void cudaCandidatesAreConfined();
     void sanitizerReports_data();
     void sanitizerReports();
+    void failuresAreSanitized();
 
 private:
-    std::unique_ptr<Evaluator> scaleEvaluator(
-        const std::string& bytesExpression, std::chrono::milliseconds timeout = 60s, bool confine = true);
+    std::unique_ptr<Evaluator> scaleEvaluator(const std::string& bytesExpression,
+        std::chrono::milliseconds timeout = 60s, bool confine = true,
+        std::optional<SanitizerTool> sanitizeFailures = std::nullopt);
     fs::path candidate(const std::string& name, const std::string& body);
     std::string honestBody() const;
 
@@ -85,8 +87,8 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
 })";
 }
 
-std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(
-    const std::string& bytesExpression, std::chrono::milliseconds timeout, bool confine)
+std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(const std::string& bytesExpression,
+    std::chrono::milliseconds timeout, bool confine, std::optional<SanitizerTool> sanitizeFailures)
 {
     const fs::path root = m_root / ("scale-" + std::to_string(std::rand()));
     test::writeText(root / "definition.json", test::scaleDefinition(bytesExpression));
@@ -105,6 +107,7 @@ std::unique_ptr<Evaluator> TestGpuEvaluator::scaleEvaluator(
     s.bench.maxSeconds = 0.3;
     s.runTimeout = timeout;
     s.confineCandidates = confine;
+    s.sanitizeFailures = sanitizeFailures;
     return std::make_unique<Evaluator>(std::move(*loaded.task), s);
 }
 
@@ -609,6 +612,32 @@ void TestGpuEvaluator::sanitizerReports()
     QCOMPARE(r.workload, std::string("n-4m"));
     if (!finding.isEmpty())
         QVERIFY2(QString::fromStdString(text).contains(finding), text.c_str());
+}
+
+// With sanitizeFailures, a candidate that crashes is run again under memcheck and the report,
+// naming the invalid write, is kept with its evaluation (the code policy's debug prompt shows it:
+// tst_prompts::debugShowsTheSanitizersFindings); one that passes is not run again.
+void TestGpuEvaluator::failuresAreSanitized()
+{
+    if (computeSanitizerPath().empty())
+        QSKIP("compute-sanitizer is not installed with this CUDA toolkit");
+    auto ev = scaleEvaluator("8 * n", 120s, true, SanitizerTool::Memcheck);
+    const std::string k = kKernel;
+    const Evaluation crashed = ev->evaluate(candidate("crashes",
+        k
+            + "__global__ void far(float* y, int64_t n) { y[n + (1ll << 36) + threadIdx.x] = 1.0f; }\n"
+              "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { far<<<1, 32, 0, "
+              "stream>>>(a->y, "
+              "a->n); return (int)cudaGetLastError(); }"));
+    QVERIFY2(crashed.status == Verdict::RuntimeError, crashed.log.c_str());
+    QVERIFY2(crashed.sanitizer.has_value(), crashed.log.c_str());
+    QVERIFY2(crashed.sanitizer->errors > 0, formatSanitizerReport(*crashed.sanitizer).c_str());
+    const std::string report = formatSanitizerReport(*crashed.sanitizer);
+    QVERIFY2(report.find("Invalid __global__ write") != std::string::npos, report.c_str());
+    QCOMPARE(evaluationFromJson(toJson(crashed)).sanitizer->findings, crashed.sanitizer->findings);
+    const Evaluation passed = ev->evaluate(candidate("honest-sanitized", honestBody()));
+    QVERIFY2(passed.status == Verdict::Passed, passed.log.c_str());
+    QVERIFY(!passed.sanitizer.has_value());
 }
 
 KS_TEST_MAIN_CORE(TestGpuEvaluator)

@@ -369,6 +369,8 @@ void TestRunCommand::parallelFlagsAreChecked_data()
     QTest::newRow("--parallel 0") << QStringList {u"--parallel"_qs, u"0"_qs} << u"--parallel: '0' is not a positive"_qs;
     QTest::newRow("--local-workers -1") << QStringList {u"--local-workers"_qs, u"-1"_qs}
                                         << u"--local-workers: '-1' is not a number >= 0"_qs;
+    QTest::newRow("--sanitize-failures not a tool") << QStringList {u"--sanitize-failures"_qs, u"valgrind"_qs}
+                                                    << u"--sanitize-failures: 'valgrind' is not a tool (memcheck"_qs;
     QTest::newRow("no evaluator") << QStringList {u"--local-workers"_qs, u"0"_qs}
                                   << u"no evaluator: --local-workers 0 needs --worker CMD or --remote URL"_qs;
 }

@@ -1,6 +1,9 @@
 #include "testmain.h"
 
+#include <task/sanitizerreport.h>
+
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -22,6 +25,7 @@ private slots:
     void evaluatorsTab();
     void switchesAreSettings_data();
     void switchesAreSettings();
+    void sanitizerForFailuresIsASetting();
 };
 
 void TestSettingsDialog::evaluatorsTab_data()
@@ -120,6 +124,30 @@ void TestSettingsDialog::switchesAreSettings()
         dialog.accept();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(ui::Settings::get(key), on);
+    }
+}
+
+// The tool failed CUDA candidates run under again: the box shows what is stored ("" is none) and
+// stores what is picked, as the tool's own name, which the search reads back as a tool.
+void TestSettingsDialog::sanitizerForFailuresIsASetting()
+{
+    ui::Settings::set(ui::settings::localWorkers, 1);
+    ui::Settings::set(ui::settings::workerCommands, QStringList());
+    ui::Settings::set(ui::settings::gpus, QString());
+    ui::Settings::set(ui::settings::slurm, QString());
+    for (const QString& tool : {u"racecheck"_qs, QString(), u"memcheck"_qs}) {
+        ui::SettingsDialog dialog;
+        auto* box = dialog.findChild<QComboBox*>(u"sanitizeFailures"_qs);
+        QVERIFY(box);
+        QCOMPARE(box->count(), 5); // none and the four tools
+        const int index = box->findData(tool);
+        QVERIFY(index >= 0);
+        box->setCurrentIndex(index);
+        dialog.accept();
+        QCOMPARE(ui::Settings::get(ui::settings::sanitizeFailures), tool);
+        QCOMPARE(parseSanitizerTool(tool.toStdString()).has_value(), !tool.isEmpty());
+        ui::SettingsDialog again;
+        QCOMPARE(again.findChild<QComboBox*>(u"sanitizeFailures"_qs)->currentData().toString(), tool);
     }
 }
 

@@ -257,6 +257,7 @@ RunOptions MainWindow::runOptions() const
     o.localEvaluators = Settings::get(settings::localWorkers);
     o.lanes = Settings::get(settings::parallel);
     o.confineCandidates = Settings::get(settings::confineCandidates);
+    o.sanitizeFailures = parseSanitizerTool(Settings::get(settings::sanitizeFailures).toStdString());
     for (const QString& f : Settings::get(settings::extraCompilerFlags).split(u' ', Qt::SkipEmptyParts))
         o.extraFlags.push_back(f.toStdString());
     PriceTable prices = PriceTable::builtIn();

@@ -67,6 +67,9 @@ inline const SettingKey<QByteArray> windowGeometry {"window/geometry", {}};
 inline const SettingKey<bool> notifications {"window/notifications", true};
 // Candidates run confined (docs/security.md); off only to debug one. Every evaluation records it.
 inline const SettingKey<bool> confineCandidates {"evaluation/confineCandidates", true};
+// The compute-sanitizer tool a failed CUDA candidate runs under again, for the code policy's debug
+// prompt (memcheck, racecheck, initcheck, synccheck; empty: none).
+inline const SettingKey<QString> sanitizeFailures {"evaluation/sanitizeFailures", {}};
 inline const SettingKey<QByteArray> windowState {"window/state", {}};
 } // namespace settings
 

@@ -5,8 +5,11 @@
 
 #include <llm/apikeys.h>
 #include <llm/pricetable.h>
+#include <task/sanitizerreport.h>
+#include <util/qtext.h>
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -21,6 +24,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <gpulist.h>
 #include <sshremote.h>
 
@@ -105,6 +109,18 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     m_confine->setObjectName(QStringLiteral("confineCandidates"));
     m_confine->setChecked(Settings::get(settings::confineCandidates));
     evalForm->addRow(tr("Confinement"), m_confine);
+    m_sanitizeFailures = new QComboBox(evaluation);
+    m_sanitizeFailures->setObjectName(QStringLiteral("sanitizeFailures"));
+    m_sanitizeFailures->addItem(tr("No"), QString());
+    for (const SanitizerTool tool :
+        {SanitizerTool::Memcheck, SanitizerTool::Racecheck, SanitizerTool::Initcheck, SanitizerTool::Synccheck})
+        m_sanitizeFailures->addItem(
+            tr("Under compute-sanitizer %1").arg(q(sanitizerToolName(tool))), q(sanitizerToolName(tool)));
+    m_sanitizeFailures->setCurrentIndex(
+        std::max(0, m_sanitizeFailures->findData(Settings::get(settings::sanitizeFailures))));
+    m_sanitizeFailures->setToolTip(tr("A CUDA candidate that crashes or computes wrong results runs once more under "
+                                      "the tool; the code policy's next attempt sees what it found."));
+    evalForm->addRow(tr("Failed CUDA candidates"), m_sanitizeFailures);
     tabs->addTab(evaluation, tr("Evaluation"));
 
     auto* evaluators = new QWidget(tabs);
@@ -225,6 +241,7 @@ void SettingsDialog::accept()
     Settings::set(settings::sessionsFolder, m_folder->text().trimmed());
     Settings::set(settings::notifications, m_notify->isChecked());
     Settings::set(settings::confineCandidates, m_confine->isChecked());
+    Settings::set(settings::sanitizeFailures, m_sanitizeFailures->currentData().toString());
     QDialog::accept();
 }
 

@@ -3,6 +3,7 @@
 #include <QDialog>
 
 class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
 class QSpinBox;
 class QPlainTextEdit;
@@ -29,6 +30,7 @@ private:
     QLineEdit *m_device, *m_flags, *m_python, *m_prices, *m_folder;
     QDoubleSpinBox* m_benchSeconds;
     QCheckBox* m_notify;
+    QComboBox* m_sanitizeFailures = nullptr;
     QCheckBox* m_confine;
     QLineEdit *m_gpus, *m_slurm, *m_slurmKsearch;
     QSpinBox *m_perDevice, *m_parallel, *m_slurmWorkers;

@@ -189,6 +189,8 @@ std::string describeAttempt(const Task& task, const Attempt& a, std::size_t logC
             + std::to_string(r.spillBytes) + " B spilled\n";
     if (e.status != Verdict::Passed && !e.log.empty())
         s += "Log:\n" + truncateUtf8(e.log, logChars) + "\n";
+    if (e.sanitizer) // the failure run again under the tool: where the kernel went wrong
+        s += "Run again under " + truncateUtf8(formatSanitizerReport(*e.sanitizer), 2500);
     return s;
 }
 

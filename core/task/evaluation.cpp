@@ -60,6 +60,8 @@ nlohmann::json toJson(const Evaluation& e)
         {"phases_s", e.phases}};
     if (e.confinement) // written only when known, so older journals read back unchanged
         j["confinement"] = toJson(*e.confinement);
+    if (e.sanitizer)
+        j["sanitizer"] = toJson(*e.sanitizer);
     return j;
 }
 
@@ -140,6 +142,8 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
             e.phases[phase] = s.get<double>();
     if (const auto it = j.find("confinement"); it != j.end())
         e.confinement = confinementFromJson(*it);
+    if (const auto it = j.find("sanitizer"); it != j.end())
+        e.sanitizer = sanitizerReportFromJson(*it);
     return e;
 }
 

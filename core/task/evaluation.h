@@ -1,6 +1,7 @@
 #pragma once
 
 #include "confinement.h"
+#include "sanitizerreport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -91,6 +92,10 @@ struct Evaluation {
     // How the candidate's process was confined; nullopt where nothing of it ran (a compile
     // error) or the evaluation predates the record.
     std::optional<Confinement> confinement;
+    // compute-sanitizer on one call of a CUDA candidate that crashed or computed wrong results,
+    // when the search asked for it (EvaluatorSettings::sanitizeFailures): shown to the code
+    // policy in its debug prompt and to a person in the inspector.
+    std::optional<SanitizerReport> sanitizer;
 };
 
 nlohmann::json toJson(const Evaluation& e);

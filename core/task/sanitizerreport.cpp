@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <utility>
 
 namespace ks {
@@ -46,6 +48,32 @@ nlohmann::json toJson(const SanitizerReport& report)
     if (!report.problem.empty())
         j["problem"] = report.problem;
     return j;
+}
+
+std::optional<SanitizerReport> sanitizerReportFromJson(const nlohmann::json& j)
+{
+    if (!j.is_object())
+        return std::nullopt;
+    const auto text = [&](const char* key) {
+        const auto it = j.find(key);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const auto tool = parseSanitizerTool(text("tool"));
+    if (!tool)
+        return std::nullopt;
+    SanitizerReport r;
+    r.tool = *tool;
+    r.workload = text("workload");
+    r.complete = j.value("complete", false) == true;
+    if (const auto it = j.find("errors"); it != j.end() && it->is_number_integer())
+        r.errors = static_cast<int>(std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, 1 << 30));
+    if (const auto it = j.find("findings"); it != j.end() && it->is_array())
+        for (const auto& f : *it)
+            if (f.is_string() && r.findings.size() < SanitizerReport::kMaxFindings)
+                r.findings.push_back(f.get<std::string>());
+    r.problem = text("problem");
+    r.verdict = text("verdict");
+    return r;
 }
 
 std::string formatSanitizerReport(const SanitizerReport& report)

@@ -36,6 +36,8 @@ struct SanitizerReport {
 };
 
 nlohmann::json toJson(const SanitizerReport& report);
+// What toJson wrote; nullopt for anything else (a field of the wrong type, an unknown tool).
+std::optional<SanitizerReport> sanitizerReportFromJson(const nlohmann::json& j);
 // A few lines for a person or the code policy: the tool, the count and each finding.
 std::string formatSanitizerReport(const SanitizerReport& report);
 
