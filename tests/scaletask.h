@@ -141,16 +141,16 @@ inline std::filesystem::path writeScaleSession(
     for (std::size_t i = 0; i < programs.size(); ++i) {
         const std::string node = "n" + std::to_string(i + 1);
         append(ev::TreeEdit {.author = "human",
-            .purpose = "human",
+            .purpose = Purpose::Human,
             .edit = singleInsert("root", "variant " + std::to_string(i + 1), 0.5, "a test's program"),
             .rules = editRulesJson(EditRules {}),
             .inserted = {node}});
         const std::string hash = session->storeProgram(programs[i], error);
-        append(ev::Candidate {.node = node, .prompt = "human", .author = "human", .program = hash});
+        append(ev::Candidate {.node = node, .prompt = Purpose::Human, .author = "human", .program = hash});
         const Evaluation e = evaluator->evaluate(session->programPath(hash));
         if (e.status != Verdict::Passed)
             qFatal("%s", e.log.c_str());
-        append(ev::Evaluation {node, hash, "", "human", "human", toJson(e)});
+        append(ev::Evaluation {node, hash, "", Purpose::Human, "human", toJson(e)});
     }
     return dir;
 }

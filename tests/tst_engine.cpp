@@ -97,9 +97,9 @@ void TestEngine::ksearchFollowsAlgorithm1()
     QVERIFY2(s.tree.find(best.node)->intent.find("[[fast]]") != std::string::npos, best.node.c_str());
     QVERIFY2(best.score() > 400.0, std::to_string(best.score()).c_str());
     // The prompts: action, then improve after a pass, debug while nothing passed.
-    QCOMPARE(s.tree.attempt(n1->attempts[0])->promptKind, std::string("action"));
-    QCOMPARE(s.tree.attempt(n1->attempts[1])->promptKind, std::string("improve"));
-    QCOMPARE(s.tree.attempt(n2->attempts[1])->promptKind, std::string("debug"));
+    QCOMPARE(s.tree.attempt(n1->attempts[0])->promptKind, Purpose::Action);
+    QCOMPARE(s.tree.attempt(n1->attempts[1])->promptKind, Purpose::Improve);
+    QCOMPARE(s.tree.attempt(n2->attempts[1])->promptKind, Purpose::Debug);
     // Tokens and dollars were counted for both roles.
     QVERIFY(s.usage.at("planner").calls >= 3 && s.usage.at("coder").calls == 12);
     QVERIFY(s.usage.at("coder").dollars > 0.0);
@@ -297,7 +297,7 @@ void TestEngine::humanSteering()
     bool steered = false;
     QObject::connect(&engine, &SearchEngine::eventRecorded, &engine, [&](const SearchEvent& e) {
         const auto* edited = std::get_if<ev::TreeEdit>(&e->body);
-        if (steered || !edited || edited->purpose != "init")
+        if (steered || !edited || edited->purpose != Purpose::Init)
             return;
         steered = true; // right after the world model's first edit
         using K = HumanCommand::Kind;

@@ -146,12 +146,31 @@ void TestJournalEvent::typedFieldsAreRead()
     QCOMPARE(c.exchange.value_or(""), std::string("x9"));
     QVERIFY(!c.program);
     QCOMPARE(c.problem.value_or(""), std::string("no fenced code block"));
+    QCOMPARE(c.prompt, Purpose::Debug);
     const auto f = journalEventFromJson(
         json::parse(R"({"type": "tree_edit", "author": "system", "purpose": "propose", "edit": {}, "rules": {},
             "inserted": ["n5"], "island": 2})"),
         error);
     QVERIFY2(f, error.c_str());
     QCOMPARE(std::get<ev::TreeEdit>(f->body).island.value_or(-1), 2);
+    QCOMPARE(std::get<ev::TreeEdit>(f->body).purpose, Purpose::Propose);
+    // Every purpose reads back as itself by its journal name; "" is none where a purpose may be missing.
+    for (const Purpose p : {Purpose::Init, Purpose::Update, Purpose::TooHard, Purpose::Fill, Purpose::Action,
+             Purpose::Debug, Purpose::Improve, Purpose::Evolve, Purpose::Greedy, Purpose::Human, Purpose::Seed,
+             Purpose::Propose, Purpose::Fallback}) {
+        const json line {{"type", "action_finished"}, {"node", "n1"}, {"best_attempt", nullptr}, {"outcome", "passed"},
+            {"next_planner", purposeName(p)}};
+        const auto g = journalEventFromJson(line, error);
+        QVERIFY2(g, error.c_str());
+        QVERIFY(std::get<ev::ActionFinished>(g->body).nextPlanner == std::optional(p));
+        QVERIFY2(toJson(*g) == line, toJson(*g).dump().c_str());
+    }
+    const json none {
+        {"type", "action_finished"}, {"node", "n1"}, {"best_attempt", 0}, {"outcome", "passed"}, {"next_planner", ""}};
+    const auto h = journalEventFromJson(none, error);
+    QVERIFY2(h, error.c_str());
+    QVERIFY(!std::get<ev::ActionFinished>(h->body).nextPlanner);
+    QVERIFY2(toJson(*h) == none, toJson(*h).dump().c_str());
     QVERIFY(!std::get<ev::TreeEdit>(f->body).exchange);
 }
 
@@ -171,6 +190,12 @@ void TestJournalEvent::refusesWhatIsNotAnEvent_data()
                                           << "tree_edit: field 'inserted' must be a list of strings";
     QTest::newRow("resumed not a bool") << R"({"type": "run_started", "resumed": 1})"
                                         << "run_started: field 'resumed' has the wrong type";
+    QTest::newRow("unknown purpose") << R"({"type": "exchange", "role": "planner", "purpose": "daydream"})"
+                                     << "exchange: field 'purpose' names no known purpose";
+    QTest::newRow("unknown prompt") << R"({"type": "candidate", "node": "n1", "prompt": "hope"})"
+                                    << "candidate: field 'prompt' names no known purpose";
+    QTest::newRow("purpose not a string") << R"({"type": "tree_edit", "purpose": 3})"
+                                          << "tree_edit: field 'purpose' has the wrong type";
 }
 
 void TestJournalEvent::refusesWhatIsNotAnEvent()

@@ -21,6 +21,7 @@ private slots:
     void coder_data();
     void coder();
     void coderDuringAnAction();
+    void debugShowsTheSanitizersFindings();
     void evolveShowsParentAndInspirations();
 
 private:
@@ -28,9 +29,11 @@ private:
     SearchState m_state; // n1 solved (attempts 0, 1), n2 failed (attempt 2), n3 open under n1, n4 open under root
 };
 
-static json evaluation(const std::string& node, const std::string& program, Verdict v, double score)
+static json evaluation(const std::string& node, const std::string& program, Verdict v, double score,
+    std::optional<SanitizerReport> sanitizer = std::nullopt)
 {
     Evaluation e;
+    e.sanitizer = std::move(sanitizer);
     e.status = v;
     e.score = score;
     e.latencyMicros = 10.0;
@@ -121,7 +124,9 @@ void TestPrompts::planner()
     QFETCH(QString, purpose);
     QFETCH(QString, node);
     QFETCH(QStringList, mustContain);
-    const auto messages = builder(*m_task).planner(m_state, {purpose.toStdString(), node.toStdString(), false, {}, {}});
+    const auto kind = parsePurpose(purpose.toStdString()); // the journal's name of it
+    QVERIFY(kind.has_value());
+    const auto messages = builder(*m_task).planner(m_state, {*kind, node.toStdString(), false, {}, {}});
     QCOMPARE(messages.size(), 2);
     QCOMPARE(messages[0].role, u"system"_qs);
     const std::string all = join(messages);
@@ -133,7 +138,7 @@ void TestPrompts::planner()
 void TestPrompts::repairIsASecondTurn()
 {
     const auto messages = builder(*m_task).planner(
-        m_state, {"update", "n1", true, {"update[0].priority: 1.5 is outside [0, 1]"}, "{\"bad\": 1}"});
+        m_state, {Purpose::Update, "n1", true, {"update[0].priority: 1.5 is outside [0, 1]"}, "{\"bad\": 1}"});
     QCOMPARE(messages.size(), 4);
     QCOMPARE(messages[2].role, u"assistant"_qs);
     QCOMPARE(messages[2].content, u"{\"bad\": 1}"_qs);
@@ -160,7 +165,9 @@ void TestPrompts::coder()
     QFETCH(QString, kind);
     QFETCH(QString, node);
     QFETCH(QStringList, mustContain);
-    const std::string all = join(builder(*m_task).coder(m_state, kind.toStdString(), node.toStdString()));
+    const auto purpose = parsePurpose(kind.toStdString());
+    QVERIFY(purpose.has_value());
+    const std::string all = join(builder(*m_task).coder(m_state, *purpose, node.toStdString()));
     QVERIFY2(all.find("{{") == std::string::npos, all.c_str());
     for (const QString& s : mustContain)
         QVERIFY2(all.find(s.toStdString()) != std::string::npos, (s.toStdString() + "\n---\n" + all).c_str());
@@ -172,17 +179,47 @@ void TestPrompts::coderDuringAnAction()
     s.apply({{"type", "action_started"}, {"node", "n3"}});
     s.apply(evaluation("n3", "p4", Verdict::CompileError, 0.0));
     const PromptBuilder b = builder(*m_task);
-    std::string debug = join(b.coder(s, "debug", "n3"));
+    std::string debug = join(b.coder(s, Purpose::Debug, "n3"));
     for (const char* must : {"attempt 2 under the intent, and nothing has passed yet", "COMPILE_ERROR",
              "identifier \"oops\"", "// program p4", "Fix what went wrong first"})
         QVERIFY2(debug.find(must) != std::string::npos, (std::string(must) + "\n---\n" + debug).c_str());
     s.apply(evaluation("n3", "p5", Verdict::Passed, 300.0));
     s.apply(evaluation("n3", "p6", Verdict::IncorrectNumerical, 0.0));
-    const std::string improve = join(b.coder(s, "improve", "n3"));
+    const std::string improve = join(b.coder(s, Purpose::Improve, "n3"));
     for (const char* must :
         {"Its best program so far passed", "J = 300.0", "// program p5", "The last attempt did not beat it",
             "INCORRECT_NUMERICAL", "after 7 attempts in a row without a gain of at least 1 %"})
         QVERIFY2(improve.find(must) != std::string::npos, (std::string(must) + "\n---\n" + improve).c_str());
+}
+
+// A candidate that crashed and was run again under compute-sanitizer (EvaluatorSettings::
+// sanitizeFailures): the next attempt's debug prompt names the tool, the workload, the count and
+// each finding, and a report read back from the journal's JSON is the same.
+void TestPrompts::debugShowsTheSanitizersFindings()
+{
+    SanitizerReport report;
+    report.tool = SanitizerTool::Memcheck;
+    report.workload = "e316a464";
+    report.complete = true;
+    report.errors = 2;
+    report.findings = {
+        "Invalid __global__ write of size 4 bytes at rms_kernel+0x1f0 by thread (31,0,0) in block (7,0,0)",
+        "Address 0x7f00004 is out of bounds"};
+    report.verdict = "crashed: an illegal memory access was encountered";
+    const json line = evaluation("n3", "p7", Verdict::RuntimeError, 0.0, report);
+    const auto back = sanitizerReportFromJson(line["evaluation"]["sanitizer"]);
+    QVERIFY(back.has_value());
+    QCOMPARE(back->findings, report.findings);
+    QCOMPARE(back->errors, 2);
+    QVERIFY(!sanitizerReportFromJson(json {{"tool", "valgrind"}}));
+    SearchState s = m_state;
+    s.apply({{"type", "action_started"}, {"node", "n3"}});
+    s.apply(line);
+    const std::string debug = join(builder(*m_task).coder(s, Purpose::Debug, "n3"));
+    for (const char* must : {"Run again under compute-sanitizer --tool memcheck on workload e316a464: 2 errors",
+             "the call: crashed: an illegal memory access", "[1] Invalid __global__ write of size 4 bytes",
+             "[2] Address 0x7f00004 is out of bounds"})
+        QVERIFY2(debug.find(must) != std::string::npos, (std::string(must) + "\n---\n" + debug).c_str());
 }
 
 void TestPrompts::evolveShowsParentAndInspirations()
@@ -191,7 +228,7 @@ void TestPrompts::evolveShowsParentAndInspirations()
     s.settings.strategy = StrategyKind::Evolve;
     s.apply({{"type", "tree_edit"}, {"author", "system"}, {"purpose", "propose"},
         {"edit", {{"insert", {{{"parent", "n1"}, {"intent", "Evolve (island 0): mutate n1"}, {"priority", 0.5}}}}}}});
-    const std::string all = join(builder(*m_task).coder(s, "evolve", "n5"));
+    const std::string all = join(builder(*m_task).coder(s, Purpose::Evolve, "n5"));
     for (const char* must : {"The parent program (n1)", "// program p1", "An inspiration (n1, J 140.0)",
              "// program p2", "Write an improved program"})
         QVERIFY2(all.find(must) != std::string::npos, (std::string(must) + "\n---\n" + all).c_str());

@@ -36,7 +36,7 @@ QString EventLogModel::describe(const JournalEvent& e)
         return started->resumed ? tr("run resumed") : tr("run started");
     if (const auto* call = std::get_if<ev::Exchange>(&e.body)) {
         QString line = tr("%1 answered (%2, %3 + %4 tokens, %5 s)")
-                           .arg(q(call->role), q(call->purpose))
+                           .arg(q(call->role), q(purposeName(call->purpose)))
                            .arg(call->promptTokens)
                            .arg(call->completionTokens)
                            .arg(call->latencySeconds, 0, 'f', 1);
@@ -53,7 +53,7 @@ QString EventLogModel::describe(const JournalEvent& e)
         for (const auto& p : edited->edit.value("prune", nlohmann::json::array()))
             parts << tr("pruned %1").arg(q(p.value("node", std::string())));
         return tr("%1 edited the tree (%2): %3")
-            .arg(q(edited->author).replace(u'_', u' '), q(edited->purpose), parts.join(u", "));
+            .arg(q(edited->author).replace(u'_', u' '), q(purposeName(edited->purpose)), parts.join(u", "));
     }
     if (const auto* rejected = std::get_if<ev::EditRejected>(&e.body))
         return tr("world model answer refused: %1")
@@ -61,9 +61,9 @@ QString EventLogModel::describe(const JournalEvent& e)
     if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body))
         return tr("action on %1 (%2)").arg(q(begun->node), q(begun->reason));
     if (const auto* cand = std::get_if<ev::Candidate>(&e.body))
-        return cand->problem
-            ? tr("%1: no program: %2").arg(q(cand->node), q(*cand->problem))
-            : tr("%1: program %2 written (%3)").arg(q(cand->node), q(cand->program.value_or("")), q(cand->prompt));
+        return cand->problem ? tr("%1: no program: %2").arg(q(cand->node), q(*cand->problem))
+                             : tr("%1: program %2 written (%3)")
+                                   .arg(q(cand->node), q(cand->program.value_or("")), q(purposeName(cand->prompt)));
     if (const auto* evaluated = std::get_if<ev::Evaluation>(&e.body))
         return tr("%1: %2, J %3")
             .arg(q(evaluated->node), q(evaluated->evaluation.value("status", std::string())))

@@ -282,7 +282,7 @@ void NodeInspector::fillAttempts()
             cell(a.evaluated ? q(std::string(verdictName(a.evaluation.status))) : tr("no program"));
         if (a.evaluated)
             verdict->setForeground(verdictColor(a.evaluation.status));
-        m_attempts->appendRow({cell(QString::number(a.index), a.index), cell(q(a.promptKind)),
+        m_attempts->appendRow({cell(QString::number(a.index), a.index), cell(q(purposeName(a.promptKind))),
             cell(q(std::string(authorName(a.author))).replace(u'_', u' ')), verdict,
             cell(a.passed() ? q(formatScore(a.score())) : QString(), a.score()),
             cell(a.passed() ? q(formatMicros(a.evaluation.latencyMicros)) : QString(), a.evaluation.latencyMicros),

@@ -1,5 +1,6 @@
 #include "sessionlibrarymodel.h"
 
+#include <search/stopreason.h>
 #include <session/runsummary.h>
 #include <util/numberformat.h>
 #include <util/qtext.h>
@@ -24,7 +25,7 @@ QString SessionLibraryModel::stateText(const SessionOverview& s)
         return tr("unreadable");
     if (s.finishedReason.empty())
         return tr("interrupted (or running)");
-    if (s.finishedReason.rfind("stopped by a person", 0) == 0)
+    if (stopKindOf(s.finishedReason) == StopReason::Kind::StoppedByPerson)
         return tr("stopped");
     return tr("finished: %1").arg(q(s.finishedReason));
 }

@@ -207,12 +207,12 @@ void SearchEngine::applyCommand(const HumanCommand& c)
     const std::string why = c.reason.empty() ? "a program written by a person" : c.reason;
     if (!record(std::move(e))
         || !record(ev::TreeEdit {.author = "human",
-            .purpose = "human",
+            .purpose = Purpose::Human,
             .edit = singleInsert(c.node, "Hand-written program: " + why, 0.0, why),
             .rules = editRulesJson(EditRules {}),
             .inserted = {node}}))
         return;
-    record(ev::Candidate {.node = node, .prompt = "human", .author = "human", .program = hash});
+    record(ev::Candidate {.node = node, .prompt = Purpose::Human, .author = "human", .program = hash});
 }
 
 void SearchEngine::step()
@@ -226,12 +226,12 @@ void SearchEngine::step()
         return;
     if (m_state.finishedReason.empty() && !m_state.paused) {
         const double elapsed = m_elapsedAtStart + secondsElapsed(m_clock);
-        std::string stop;
+        std::optional<StopReason> stop;
         if (m_state.settings.maxSeconds > 0 && elapsed >= m_state.settings.maxSeconds)
-            stop = "time limit of " + std::to_string(static_cast<int>(m_state.settings.maxSeconds)) + " s reached";
+            stop = StopReason::timeLimit(static_cast<int>(m_state.settings.maxSeconds));
         else if (m_setup.ledger && m_setup.ledger->capReached())
-            stop = "dollar cap reached";
-        if (!stop.empty() && !record(ev::RunFinished {stop}))
+            stop = StopReason::dollarCap();
+        if (stop && !record(ev::RunFinished {stop->text}))
             return;
     }
     const InFlight busy = inFlight();
@@ -255,12 +255,14 @@ void SearchEngine::step()
         }
         return; // paused or finished: a command wakes the engine
     case Step::Kind::Finish:
-        if (!record(ev::RunFinished {st.reason}))
+        if (!record(ev::RunFinished {st.stop ? st.stop->text : std::string()}))
             return;
         break;
     case Step::Kind::SeedCandidate:
-        if (!record(ev::Candidate {
-                .node = SearchTree::kRootId, .prompt = "seed", .author = "human", .program = m_state.seedProgram}))
+        if (!record(ev::Candidate {.node = SearchTree::kRootId,
+                .prompt = Purpose::Seed,
+                .author = "human",
+                .program = m_state.seedProgram}))
             return;
         break;
     case Step::Kind::Evaluate:
@@ -282,7 +284,7 @@ void SearchEngine::step()
     case Step::Kind::ProposeNode:
     case Step::Kind::FallbackNode: {
         ev::TreeEdit e {.author = "system",
-            .purpose = st.kind == Step::Kind::ProposeNode ? "propose" : "fallback",
+            .purpose = st.kind == Step::Kind::ProposeNode ? Purpose::Propose : Purpose::Fallback,
             .edit = singleInsert(st.parent, st.intent, st.priority, st.reason),
             .rules = editRulesJson(EditRules {}),
             .inserted = {m_state.tree.peekNextId()}};
@@ -353,11 +355,11 @@ void SearchEngine::finishAction(const Step& st)
 {
     const ActionState* action = m_state.actionOn(st.node);
     const std::optional<int> best = action ? action->best : std::nullopt;
-    std::string next;
+    std::optional<Purpose> next;
     const bool worldModel = m_state.settings.strategy == StrategyKind::KSearch;
     const bool targetReached = m_state.settings.targetScore > 0 && m_state.bestScore() >= m_state.settings.targetScore;
     if (worldModel && !m_state.budgetExhausted() && !targetReached)
-        next = best ? "update" : "too_hard";
+        next = best ? Purpose::Update : Purpose::TooHard;
     json bestJson = nullptr;
     if (best)
         bestJson = best.value();

@@ -4,6 +4,7 @@
 #include "answerparsing.h"
 #include "engine.h"
 #include "engineevents.h"
+#include "stopreason.h"
 
 #include <llm/providerfactory.h>
 #include <util/secrets.h>
@@ -44,7 +45,7 @@ bool SearchEngine::haltOnLlmError(const LlmError& e, const std::string& role)
     case LlmErrorKind::Cancelled:
         return true; // a stop command cancelled it; the next step records the stop
     case LlmErrorKind::CostCap:
-        record(ev::RunFinished {"dollar cap reached: " + e.message.toStdString()});
+        record(ev::RunFinished {StopReason::dollarCap(e.message.toStdString()).text});
         return true;
     default:
         record(ev::Paused {role + " endpoint failed: " + e.message.toStdString()});
@@ -62,7 +63,7 @@ bool SearchEngine::answerFromJournal(const Step& st, const std::string& role)
     if (it == m_state.exchanges.end())
         return false;
     const json& e = *it->second;
-    if (e.value("role", std::string()) != role || e.value("purpose", std::string()) != st.purpose
+    if (e.value("role", std::string()) != role || e.value("purpose", std::string()) != purposeName(st.purpose)
         || e.value("node", std::string()) != st.node)
         return false;
     const LlmResult r = resultFromExchange(e);
@@ -103,7 +104,7 @@ void SearchEngine::handlePlannerAnswer(const Step& st, const LlmResult& r, const
         return;
     }
     const bool repairing = m_state.planner && m_state.planner->repair;
-    const std::string solved = st.purpose == "update" ? st.node : std::string();
+    const std::string solved = st.purpose == Purpose::Update ? st.node : std::string();
     const EditRules rules = editRulesFor(m_state, solved);
     std::vector<std::string> errors;
     const std::string answer = r.text.toStdString();
@@ -142,7 +143,7 @@ void SearchEngine::handlePlannerAnswer(const Step& st, const LlmResult& r, const
         if (repairing && !solved.empty()) {
             const SearchNode* n = m_state.tree.find(solved);
             record(ev::TreeEdit {.author = "system",
-                .purpose = "fallback",
+                .purpose = Purpose::Fallback,
                 .edit = singleInsert(solved, "Refine " + solved + ": profile it and remove its largest bottleneck", 0.5,
                     "the world model gave no valid refinement of a passing node"),
                 .rules = editRulesJson(EditRules {}),

@@ -20,6 +20,30 @@ public:
     }
 
     void take(const char* key, std::string& out) { get(key, out, &json::is_string); }
+    void take(const char* key, Purpose& out)
+    {
+        std::string name;
+        if (!m_rest.contains(key))
+            return;
+        take(key, name);
+        if (const auto p = parsePurpose(name))
+            out = *p;
+        else
+            fail(key, "names no known purpose");
+    }
+    // A purpose, or "" for none.
+    void take(const char* key, std::optional<Purpose>& out)
+    {
+        if (const auto it = m_rest.find(key); it != m_rest.end() && it->is_string() && it->get<std::string>().empty()) {
+            m_rest.erase(it);
+            return;
+        }
+        if (!m_rest.contains(key))
+            return;
+        Purpose p {};
+        take(key, p);
+        out = p;
+    }
     void take(const char* key, bool& out) { get(key, out, &json::is_boolean); }
     void take(const char* key, double& out) { get(key, out, &json::is_number); }
     void take(const char* key, std::int64_t& out) { get(key, out, &json::is_number_integer); }
@@ -143,7 +167,7 @@ void write(json& j, const ev::Exchange& e)
 {
     j["id"] = e.id;
     j["role"] = e.role;
-    j["purpose"] = e.purpose;
+    j["purpose"] = purposeName(e.purpose);
     j["node"] = e.node;
     j["messages"] = e.messages;
     j["text"] = e.text;
@@ -174,7 +198,7 @@ void read(Reader& r, ev::TreeEdit& e)
 void write(json& j, const ev::TreeEdit& e)
 {
     j["author"] = e.author;
-    j["purpose"] = e.purpose;
+    j["purpose"] = purposeName(e.purpose);
     put(j, "exchange", e.exchange);
     put(j, "node", e.node);
     put(j, "reasoning", e.reasoning);
@@ -198,7 +222,7 @@ void read(Reader& r, ev::EditRejected& e)
 void write(json& j, const ev::EditRejected& e)
 {
     j["exchange"] = e.exchange;
-    j["purpose"] = e.purpose;
+    j["purpose"] = purposeName(e.purpose);
     j["node"] = e.node;
     j["errors"] = e.errors;
     j["repair"] = e.repair;
@@ -231,7 +255,7 @@ void write(json& j, const ev::Candidate& e)
 {
     j["node"] = e.node;
     put(j, "exchange", e.exchange);
-    j["prompt"] = e.prompt;
+    j["prompt"] = purposeName(e.prompt);
     j["author"] = e.author;
     put(j, "program", e.program);
     put(j, "problem", e.problem);
@@ -253,7 +277,7 @@ void write(json& j, const ev::Evaluation& e)
     j["node"] = e.node;
     j["program"] = e.program;
     j["exchange"] = e.exchange;
-    j["prompt"] = e.prompt;
+    j["prompt"] = purposeName(e.prompt);
     j["author"] = e.author;
     j["evaluation"] = e.evaluation;
     put(j, "worker", e.worker);
@@ -272,7 +296,7 @@ void write(json& j, const ev::ActionFinished& e)
     j["node"] = e.node;
     j["best_attempt"] = e.bestAttempt;
     j["outcome"] = e.outcome;
-    j["next_planner"] = e.nextPlanner;
+    j["next_planner"] = e.nextPlanner ? purposeName(*e.nextPlanner) : std::string_view();
 }
 
 void read(Reader& r, ev::Human& e)

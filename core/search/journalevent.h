@@ -1,5 +1,7 @@
 #pragma once
 
+#include <tree/purpose.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -29,7 +31,7 @@ struct RunStarted {
 struct Exchange {
     std::string id {}; // "x1", "x2", ...
     std::string role {}; // planner | coder
-    std::string purpose {};
+    Purpose purpose = Purpose::Init;
     std::string node {};
     nlohmann::json messages = nlohmann::json::array(); // [{role, content}]
     std::string text {}; // the answer, secrets redacted
@@ -49,7 +51,7 @@ struct Exchange {
 
 struct TreeEdit {
     std::string author {}; // world_model | system | human
-    std::string purpose {};
+    Purpose purpose = Purpose::Init;
     std::optional<std::string> exchange {};
     std::optional<std::string> node {};
     std::optional<std::string> reasoning {};
@@ -62,7 +64,7 @@ struct TreeEdit {
 
 struct EditRejected {
     std::string exchange {};
-    std::string purpose {};
+    Purpose purpose = Purpose::Init;
     std::string node {};
     std::vector<std::string> errors {};
     bool repair = false; // the world model is asked once more
@@ -78,7 +80,7 @@ struct ActionStarted {
 struct Candidate {
     std::string node {};
     std::optional<std::string> exchange {};
-    std::string prompt {}; // the prompt kind, "human" or "seed"
+    Purpose prompt = Purpose::Action; // the code policy's prompt, or Human or Seed
     std::string author {};
     std::optional<std::string> program {}; // hash, when the answer held a program
     std::optional<std::string> problem {}; // why it did not
@@ -88,7 +90,7 @@ struct Evaluation {
     std::string node {};
     std::string program {};
     std::string exchange {}; // empty for programs no LLM wrote
-    std::string prompt {};
+    Purpose prompt = Purpose::Action;
     std::string author {};
     nlohmann::json evaluation = nlohmann::json::object(); // evaluation.h's toJson
     std::optional<std::string> worker {}; // the evaluator that ran it, when the search had several
@@ -98,7 +100,7 @@ struct ActionFinished {
     std::string node {};
     nlohmann::json bestAttempt; // an attempt index, or null
     std::string outcome {}; // passed | failed
-    std::string nextPlanner {}; // the planner call due next, or empty
+    std::optional<Purpose> nextPlanner {}; // the planner call due next ("" in the journal when none)
 };
 
 struct Human {

@@ -46,7 +46,7 @@ std::string PromptBuilder::outcome(const SearchState& s, const SearchNode& n, bo
     std::string text = "Attempts under " + n.id + ":\n";
     for (int i : n.attempts) {
         const Attempt& a = *s.tree.attempt(i);
-        text += "  attempt " + std::to_string(a.index) + " (" + a.promptKind
+        text += "  attempt " + std::to_string(a.index) + " (" + std::string(purposeName(a.promptKind))
             + "): " + (a.evaluated ? std::string(verdictName(a.evaluation.status)) : "no program: " + a.problem)
             + (a.passed() ? ", J " + num(a.score(), 1) : "") + "\n";
     }
@@ -70,7 +70,7 @@ std::string PromptBuilder::plannerPrompt(const SearchState& s, const PlannerTask
     TreeRenderOptions ro;
     ro.budget = s.settings.treeBudget;
     ro.focus = t.node;
-    if (t.purpose == "init") {
+    if (t.purpose == Purpose::Init) {
         std::string seed;
         if (s.tree.root().bestAttempt)
             seed = programBlock("The seed program (the root's program; intents under the root start from it), which "
@@ -82,14 +82,14 @@ std::string PromptBuilder::plannerPrompt(const SearchState& s, const PlannerTask
         return renderPrompt(
             "planner_init", {{"task", taskText}, {"targets", targets}, {"seed", seed}, {"max_new_nodes", maxNew}});
     }
-    if (t.purpose == "fill")
+    if (t.purpose == Purpose::Fill)
         return renderPrompt("planner_fill",
             {{"task", m_taskShort}, {"targets", targets}, {"tree", renderTreeForPrompt(s.tree, ro)},
                 {"max_new_nodes", maxNew}});
     const SearchNode* n = s.tree.find(t.node);
     if (!n)
         return "The node " + t.node + " is gone.";
-    const bool passed = t.purpose == "update";
+    const bool passed = t.purpose == Purpose::Update;
     std::map<std::string, std::string> fields {{"task", m_taskShort}, {"targets", targets},
         {"tree", renderTreeForPrompt(s.tree, ro)}, {"node", n->id}, {"intent", n->intent},
         {"value", num(n->value(), 2)}, {"outcome", outcome(s, *n, passed)}};
@@ -113,7 +113,7 @@ QList<ChatMessage> PromptBuilder::planner(const SearchState& s, const PlannerTas
     return messages;
 }
 
-QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string& kind, const std::string& nodeId) const
+QList<ChatMessage> PromptBuilder::coder(const SearchState& s, Purpose kind, const std::string& nodeId) const
 {
     const std::string workspace = m_task.definition.workspaceBytes == "0"
         ? std::string("this task provides none")
@@ -142,14 +142,14 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string&
     const std::string targets = baselineTargets(m_task, s);
     const std::string taskText = m_taskFull + "\nTarget: " + m_target.description;
     const auto start = startingAttempt(s, nodeId);
-    if (kind == "evolve" || kind == "greedy") {
+    if (kind == Purpose::Evolve || kind == Purpose::Greedy) {
         const std::string parent = start
             ? programBlock("The parent program (" + s.tree.attempt(*start)->node + "), which scored:\n"
                     + describeAttempt(m_task, *s.tree.attempt(*start), 1000),
                 *s.tree.attempt(*start))
             : std::string("There is no program yet: write the first implementation.");
         std::string others;
-        if (kind == "evolve")
+        if (kind == Purpose::Evolve)
             for (int i : inspirations(s, start, s.settings.inspirations))
                 others += programBlock("An inspiration (" + s.tree.attempt(i)->node + ", J "
                                   + num(s.tree.attempt(i)->score(), 1) + "):",
@@ -159,7 +159,7 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string&
             renderPrompt("coder_evolve",
                 {{"task", taskText}, {"targets", targets}, {"parent", parent}, {"inspirations", others}}));
     }
-    if (kind == "action") {
+    if (kind == Purpose::Action) {
         std::string path;
         for (const SearchNode* p : s.tree.pathFromRoot(nodeId))
             path += "  " + renderNodeLine(s.tree, *p, 160) + "\n";
@@ -177,7 +177,7 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, const std::string&
     const Attempt* last = n->attempts.empty() ? nullptr : s.tree.attempt(n->attempts.back());
     const std::string attemptNo = std::to_string(n->attempts.size() + 1);
     const ActionState* action = s.actionOn(nodeId);
-    if (kind == "debug" || !action || !action->best) {
+    if (kind == Purpose::Debug || !action || !action->best) {
         std::string lastProgram;
         if (last && !last->program.empty())
             lastProgram = programBlock("Its program:", *last);

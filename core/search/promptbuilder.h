@@ -31,7 +31,7 @@ public:
     PromptBuilder(const Task& task, TargetInfo target, ProgramSource programs);
 
     QList<ChatMessage> planner(const SearchState& state, const PlannerTask& task) const;
-    QList<ChatMessage> coder(const SearchState& state, const std::string& kind, const std::string& node) const;
+    QList<ChatMessage> coder(const SearchState& state, Purpose kind, const std::string& node) const;
 
 private:
     std::string plannerPrompt(const SearchState& state, const PlannerTask& task) const;

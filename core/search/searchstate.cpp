@@ -1,5 +1,7 @@
 #include "searchstate.h"
 
+#include "stopreason.h"
+
 #include <tree/treeedit.h>
 #include <tree/treejson.h>
 
@@ -39,14 +41,15 @@ EditRules rulesFromJson(const json& j)
 
 json plannerJson(const PlannerTask& p)
 {
-    return {{"purpose", p.purpose}, {"node", p.node}, {"repair", p.repair}, {"errors", p.errors},
+    return {{"purpose", purposeName(p.purpose)}, {"node", p.node}, {"repair", p.repair}, {"errors", p.errors},
         {"previous_answer", p.previousAnswer}};
 }
 
 PlannerTask plannerFromJson(const json& p)
 {
-    return {p.value("purpose", std::string()), p.value("node", std::string()), p.value("repair", false),
-        p.value("errors", std::vector<std::string>()), p.value("previous_answer", std::string())};
+    return {parsePurpose(p.value("purpose", std::string())).value_or(Purpose::Init), p.value("node", std::string()),
+        p.value("repair", false), p.value("errors", std::vector<std::string>()),
+        p.value("previous_answer", std::string())};
 }
 
 } // namespace
@@ -173,18 +176,18 @@ void SearchState::apply(const JournalEvent& e)
                 islandOf[id] = *edited->island;
         if (planner && planner->purpose == edited->purpose)
             nextPlannerTask();
-        if (edited->purpose == "init")
+        if (edited->purpose == Purpose::Init)
             initialized = true;
-        if (edited->purpose == "fill")
+        if (edited->purpose == Purpose::Fill)
             fillTried = true;
     } else if (const auto* rejected = std::get_if<ev::EditRejected>(&e.body)) {
         if (rejected->repair) {
             planner = PlannerTask {rejected->purpose, rejected->node, true, rejected->errors, rejected->answer};
         } else {
             nextPlannerTask();
-            if (rejected->purpose == "init")
+            if (rejected->purpose == Purpose::Init)
                 initialized = true;
-            if (rejected->purpose == "fill")
+            if (rejected->purpose == Purpose::Fill)
                 fillTried = true;
         }
     } else if (const auto* begun = std::get_if<ev::ActionStarted>(&e.body)) {
@@ -230,8 +233,8 @@ void SearchState::apply(const JournalEvent& e)
         if (ended->bestAttempt.is_number())
             n->bestAttempt = ended->bestAttempt.get<int>();
         std::erase_if(actions, [&](const ActionState& a) { return a.node == n->id; });
-        if (!ended->nextPlanner.empty()) {
-            PlannerTask task {ended->nextPlanner, n->id, false, {}, {}};
+        if (ended->nextPlanner) {
+            PlannerTask task {*ended->nextPlanner, n->id, false, {}, {}};
             if (planner)
                 plannerQueue.push_back(std::move(task));
             else
@@ -340,7 +343,7 @@ void SearchState::applyCommand(const HumanCommand& c)
         paused = false;
         break;
     case Kind::Stop:
-        finishedReason = "stopped by a person" + (c.reason.empty() ? std::string() : ": " + c.reason);
+        finishedReason = StopReason::stoppedByPerson(c.reason).text;
         break;
     }
 }
@@ -359,7 +362,7 @@ json SearchState::toJson() const
     j["candidates"] = json::array();
     for (const PendingCandidate& c : candidates)
         j["candidates"].push_back({{"node", c.node}, {"program", c.program}, {"exchange", c.exchange},
-            {"prompt", c.prompt}, {"author", authorName(c.author)}});
+            {"prompt", purposeName(c.prompt)}, {"author", authorName(c.author)}});
     if (planner)
         j["planner"] = plannerJson(*planner);
     j["planner_queue"] = json::array();
@@ -413,7 +416,8 @@ std::optional<SearchState> SearchState::fromJson(const json& j, std::string& err
             candidates.push_back(j["candidate"]);
         for (const json& c : candidates)
             s.candidates.push_back(PendingCandidate {c.value("node", std::string()), c.value("program", std::string()),
-                c.value("exchange", std::string()), c.value("prompt", std::string()),
+                c.value("exchange", std::string()),
+                parsePurpose(c.value("prompt", std::string())).value_or(Purpose::Action),
                 parseAuthor(c.value("author", std::string())).value_or(Author::CodePolicy)});
         if (j.contains("planner"))
             s.planner = plannerFromJson(j["planner"]);

@@ -33,13 +33,13 @@ struct PendingCandidate {
     std::string node;
     std::string program;
     std::string exchange;
-    std::string prompt;
+    Purpose prompt = Purpose::Action;
     Author author = Author::CodePolicy;
 };
 
 // A world-model call the search waits for.
 struct PlannerTask {
-    std::string purpose; // init | update | too_hard | fill
+    Purpose purpose = Purpose::Init; // Init, Update, TooHard or Fill
     std::string node; // the node acted on (update, too_hard)
     bool repair = false; // a second chance after a malformed or refused answer
     std::vector<std::string> errors; // what was wrong with the first answer

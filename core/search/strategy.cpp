@@ -105,14 +105,20 @@ std::vector<int> inspirations(const SearchState& s, std::optional<int> parent, i
     return out;
 }
 
-std::string coderPromptKind(const SearchState& s, const std::string& node)
+Purpose coderPromptKind(const SearchState& s, const std::string& node)
 {
-    if (s.settings.strategy != StrategyKind::KSearch)
-        return std::string(strategyName(s.settings.strategy));
+    switch (s.settings.strategy) {
+    case StrategyKind::Evolve:
+        return Purpose::Evolve;
+    case StrategyKind::Greedy:
+        return Purpose::Greedy;
+    case StrategyKind::KSearch:
+        break;
+    }
     const ActionState* a = s.actionOn(node);
     if (!a || a->attempts == 0)
-        return "action";
-    return a->best ? "improve" : "debug";
+        return Purpose::Action;
+    return a->best ? Purpose::Improve : Purpose::Debug;
 }
 
 Step planNextStep(const SearchState& s, const InFlight& f)
@@ -151,7 +157,7 @@ Step planNextStep(const SearchState& s, const InFlight& f)
     if (targetReached && s.actions.empty()) {
         if (!f.any()) {
             step.kind = Step::Kind::Finish;
-            step.reason = "target J " + formatScore(s.settings.targetScore) + " reached";
+            step.stop = StopReason::targetReached(formatScore(s.settings.targetScore));
         }
         return step;
     }
@@ -178,15 +184,14 @@ Step planNextStep(const SearchState& s, const InFlight& f)
     if (s.answersWithoutProgram >= s.settings.maxAnswersWithoutProgram) {
         if (quiet) {
             step.kind = Step::Kind::Finish;
-            step.reason =
-                "the code policy gave no program in " + std::to_string(s.answersWithoutProgram) + " answers in a row";
+            step.stop = StopReason::noProgram(s.answersWithoutProgram);
         }
         return step;
     }
     if (committed >= s.settings.budget) {
         if (quiet) {
             step.kind = Step::Kind::Finish;
-            step.reason = "budget of " + std::to_string(s.settings.budget) + " evaluations used";
+            step.stop = StopReason::budgetUsed(s.settings.budget);
         }
         return step;
     }
@@ -194,7 +199,7 @@ Step planNextStep(const SearchState& s, const InFlight& f)
         return step; // every lane is busy, or the world model is about to change the frontier
     if (worldModel && !s.initialized) {
         step.kind = Step::Kind::PlannerCall;
-        step.purpose = "init";
+        step.purpose = Purpose::Init;
         return step;
     }
     if (const SearchNode* next = selectByValue(s)) {
@@ -209,7 +214,7 @@ Step planNextStep(const SearchState& s, const InFlight& f)
         return propose(s);
     if (!s.fillTried) {
         step.kind = Step::Kind::PlannerCall;
-        step.purpose = "fill";
+        step.purpose = Purpose::Fill;
         return step;
     }
     if (!quiet)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "searchstate.h"
+#include "stopreason.h"
 
 #include <optional>
 #include <set>
@@ -15,20 +16,21 @@ namespace ks {
 struct Step {
     enum class Kind {
         Idle, // paused, finished, or waiting for work in flight
-        Finish, // stop the run (reason)
+        Finish, // stop the run (stop)
         SeedCandidate, // put the seed program up for evaluation
         Evaluate, // give the candidate of `node` to an idle evaluator
         PlannerCall, // ask the world model (purpose, node)
         StartAction, // begin implementing `node`
-        CoderCall, // ask the code policy for the next attempt (purpose = action | debug | improve | evolve | greedy)
+        CoderCall, // ask the code policy for the next attempt (purpose: Action, Debug, Improve, Evolve, Greedy)
         FinishAction, // close the action on `node`
         ProposeNode, // evolve / greedy: insert the next node to implement (parent, intent, island)
         FallbackNode, // the frontier is empty and the world model could not fill it: a generic intent
     };
     Kind kind = Kind::Idle;
     std::string node;
-    std::string purpose;
-    std::string reason;
+    Purpose purpose = Purpose::Init; // PlannerCall, CoderCall
+    std::optional<StopReason> stop; // Finish
+    std::string reason; // StartAction (why this node), ProposeNode, FallbackNode
     // ProposeNode / FallbackNode
     std::string parent;
     std::string intent;
@@ -63,6 +65,6 @@ std::optional<int> startingAttempt(const SearchState& state, const std::string& 
 std::vector<int> inspirations(const SearchState& state, std::optional<int> parent, int count);
 
 // The coder prompt of the next attempt of the action on `node`.
-std::string coderPromptKind(const SearchState& state, const std::string& node);
+Purpose coderPromptKind(const SearchState& state, const std::string& node);
 
 } // namespace ks

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "purpose.h"
+
 #include <task/evaluation.h>
 
 #include <optional>
@@ -36,7 +38,7 @@ struct Attempt {
     std::string program; // content hash; the source is programs/<hash>.<ext> in the session
     Author author = Author::CodePolicy;
     std::string exchange; // the LLM exchange that wrote it, if any
-    std::string promptKind; // action | debug | improve | evolve | human
+    Purpose promptKind = Purpose::Action; // the code policy's prompt, or Human or Seed
     bool evaluated = false;
     std::string problem; // why it was not evaluated
     Evaluation evaluation;

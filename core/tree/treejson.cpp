@@ -22,7 +22,8 @@ json toJson(const ValueChange& v)
 json toJson(const Attempt& a)
 {
     json j {{"index", a.index}, {"node", a.node}, {"program", a.program}, {"author", authorName(a.author)},
-        {"exchange", a.exchange}, {"prompt", a.promptKind}, {"evaluated", a.evaluated}, {"round", a.round}};
+        {"exchange", a.exchange}, {"prompt", purposeName(a.promptKind)}, {"evaluated", a.evaluated},
+        {"round", a.round}};
     if (a.evaluated)
         j["evaluation"] = toJson(a.evaluation);
     else
@@ -40,7 +41,7 @@ Attempt attemptFromJson(const json& j)
     a.program = j.value("program", std::string());
     a.author = parseAuthor(j.value("author", std::string())).value_or(Author::CodePolicy);
     a.exchange = j.value("exchange", std::string());
-    a.promptKind = j.value("prompt", std::string());
+    a.promptKind = parsePurpose(j.value("prompt", std::string())).value_or(Purpose::Action);
     a.evaluated = j.value("evaluated", false);
     a.problem = j.value("problem", std::string());
     a.round = j.value("round", 0);

@@ -3,6 +3,7 @@
 #include <QString>
 
 #include <string>
+#include <string_view>
 
 namespace ks {
 
@@ -11,6 +12,12 @@ namespace ks {
 inline QString q(const std::string& s)
 {
     return QString::fromStdString(s);
+}
+
+// Names kept as views (purposeName, verdictName, ...).
+inline QString q(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
 } // namespace ks
