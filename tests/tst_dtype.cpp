@@ -100,6 +100,20 @@ void TestDType::specialValues()
     }
     storeElement(DType::BFloat16, buf, -std::numeric_limits<double>::infinity());
     QCOMPARE(loadElement(DType::BFloat16, buf), -std::numeric_limits<double>::infinity());
+    // Integers saturate at their bounds (a plain conversion of a value out of range is undefined)
+    // and take NaN as 0.
+    const std::pair<DType, double> bounds[] = {
+        {DType::Int8, 127.0}, {DType::Int32, 2147483647.0}, {DType::Int64, 9223372036854775807.0}};
+    for (const auto& [t, high] : bounds) {
+        storeElement(t, buf, 1e300);
+        QCOMPARE(loadElement(t, buf), high);
+        storeElement(t, buf, -std::numeric_limits<double>::infinity());
+        QCOMPARE(loadElement(t, buf), -high - 1);
+        storeElement(t, buf, std::numeric_limits<double>::quiet_NaN());
+        QCOMPARE(loadElement(t, buf), 0.0);
+        storeElement(t, buf, -42.0);
+        QCOMPARE(loadElement(t, buf), -42.0);
+    }
 }
 
 void TestDType::preludeAgreesWithHarness_data()

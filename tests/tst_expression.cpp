@@ -85,6 +85,12 @@ void TestExpression::reportsErrors_data()
                                   << "unknown name 'heads'";
     QTest::newRow("index out of range") << "indptr[7]"
                                         << "index out of range";
+    // fuzz_definition's finding (fuzz/regressions/definition/index-as-huge-float): the index was
+    // converted to an integer unchecked, undefined behaviour past int64's range.
+    QTest::newRow("index as a huge number") << "indptr[2e114]"
+                                            << "index out of range in 'indptr[...]'";
+    QTest::newRow("index past what a double counts") << "indptr[-1e16]"
+                                                     << "index out of range in 'indptr[...]'";
     QTest::newRow("unbalanced") << "(batch + 1"
                                 << "missing ')'";
     QTest::newRow("trailing garbage") << "batch 3"

@@ -1,5 +1,7 @@
 #include "dtype.h"
 
+#include <util/saturate.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -264,16 +266,16 @@ void storeElement(DType t, void* p, double v)
         store(p, static_cast<std::uint8_t>(encodeNearest(v, e5m2Codes(), 0x7e, 57344.0)));
         break;
     case DType::Int64:
-        store(p, static_cast<std::int64_t>(v));
+        store(p, saturatingCast<std::int64_t>(v));
         break;
     case DType::Int32:
-        store(p, static_cast<std::int32_t>(v));
+        store(p, saturatingCast<std::int32_t>(v));
         break;
     case DType::Int16:
-        store(p, static_cast<std::int16_t>(v));
+        store(p, saturatingCast<std::int16_t>(v));
         break;
     case DType::Int8:
-        store(p, static_cast<std::int8_t>(v));
+        store(p, saturatingCast<std::int8_t>(v));
         break;
     case DType::Bool:
         store(p, static_cast<std::uint8_t>(v != 0.0));

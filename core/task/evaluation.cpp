@@ -1,5 +1,7 @@
 #include "evaluation.h"
 
+#include <util/saturate.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -113,8 +115,8 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         we.latencyMicros = number(w, "latency_us");
         we.p25Micros = number(w, "latency_p25_us");
         we.p75Micros = number(w, "latency_p75_us");
-        we.samples = static_cast<int>(number(w, "samples"));
-        we.sideWorkSamples = static_cast<int>(number(w, "side_work_samples"));
+        we.samples = saturatingCast<int>(number(w, "samples"));
+        we.sideWorkSamples = saturatingCast<int>(number(w, "side_work_samples"));
         we.deviceSpanMicros = number(w, "device_span_us");
         we.baselineLatencyMicros = number(w, "baseline_latency_us");
         we.speedup = number(w, "speedup");
@@ -125,9 +127,9 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         e.workloads.push_back(std::move(we));
     }
     for (const auto& r : j.value("resources", nlohmann::json::array()))
-        e.resources.push_back(
-            {text(r, "kernel"), static_cast<int>(number(r, "registers")), static_cast<long>(number(r, "shared_bytes")),
-                static_cast<long>(number(r, "spill_bytes")), static_cast<long>(number(r, "stack_bytes"))});
+        e.resources.push_back({text(r, "kernel"), saturatingCast<int>(number(r, "registers")),
+            saturatingCast<long>(number(r, "shared_bytes")), saturatingCast<long>(number(r, "spill_bytes")),
+            saturatingCast<long>(number(r, "stack_bytes"))});
     const nlohmann::json seconds = j.value("seconds", nlohmann::json::object());
     e.compileSeconds = number(seconds, "compile");
     e.inputSeconds = number(seconds, "inputs");

@@ -175,9 +175,13 @@ private:
         identifiers.push_back(ident);
         std::optional<std::int64_t> index;
         if (accept("[")) {
-            index = static_cast<std::int64_t>(comparison());
+            const double at = comparison();
             if (!accept("]"))
                 fail("missing ']'");
+            // Beyond 2^53 a double no longer names one element: no tensor is that long anyway.
+            if (!(std::fabs(at) < 9007199254740992.0))
+                fail("index out of range in '" + ident + "[...]'");
+            index = static_cast<std::int64_t>(at);
         }
         accept(".item()");
         if (!m_lookup)

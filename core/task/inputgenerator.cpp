@@ -4,6 +4,7 @@
 #include "safetensors.h"
 
 #include <util/parallel.h>
+#include <util/saturate.h>
 
 #include <algorithm>
 #include <cmath>
@@ -132,7 +133,7 @@ void InputGenerator::generateInto(const TensorSpec& spec, std::uint32_t trial, s
         break;
     }
     case InputSource::Kind::UniqueIndices: {
-        const auto high = static_cast<std::int64_t>(evaluateAxisExpression(src.upperBound, m_workload).value_or(0));
+        const auto high = saturatingCast<std::int64_t>(evaluateAxisExpression(src.upperBound, m_workload).value_or(0));
         // Partial Fisher-Yates over [0, high): distinct, uniformly chosen, in random order.
         std::vector<std::int64_t> pool(static_cast<std::size_t>(std::max<std::int64_t>(high, 0)));
         std::iota(pool.begin(), pool.end(), 0);
@@ -213,7 +214,7 @@ std::vector<HostTensor> InputGenerator::describeOutputs() const
 
 std::int64_t InputGenerator::workspaceBytes() const
 {
-    return static_cast<std::int64_t>(evaluate(m_def.workspaceBytes).value_or(0));
+    return saturatingCast<std::int64_t>(evaluate(m_def.workspaceBytes).value_or(0));
 }
 
 std::optional<double> InputGenerator::evaluate(const std::string& text, std::string* error) const
