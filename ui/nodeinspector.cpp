@@ -110,10 +110,13 @@ NodeInspector::NodeInspector(const SearchDocument& document, QWidget* parent)
     m_tabs->addTab(intentPage, tr("Intent"));
 
     auto* attemptPage = new QSplitter(Qt::Vertical, m_tabs);
-    m_attempts = new QStandardItemModel(0, 7, this);
+    // Who wrote an attempt follows from its prompt (a person's and the seed are "human" and
+    // "seed"), so it is the prompt's tooltip, not a column: at 1280 x 800 the figures fit without
+    // scrolling sideways, the verdict taking what is left (elided, whole in its tooltip).
+    m_attempts = new QStandardItemModel(0, 6, this);
     m_attempts->setHorizontalHeaderLabels(
-        {tr("Attempt"), tr("Prompt"), tr("By"), tr("Verdict"), tr("J"), tr("Latency\n(us)"), tr("Round")});
-    m_attemptView = makeTable(m_attempts, QStringLiteral("attemptTable"), attemptPage);
+        {tr("Attempt"), tr("Prompt"), tr("Verdict"), tr("J"), tr("Latency\n(us)"), tr("Round")});
+    m_attemptView = makeTable(m_attempts, QStringLiteral("attemptTable"), attemptPage, 2);
     m_workloads = new QStandardItemModel(0, 7, this);
     // Two-line headers: the figures under them are narrower than their names.
     m_workloads->setHorizontalHeaderLabels({tr("Workload"), tr("Status"), tr("Latency\n(us)"), tr("Baseline\n(us)"),
@@ -280,10 +283,12 @@ void NodeInspector::fillAttempts()
         const Attempt& a = *s.tree.attempt(i);
         QStandardItem* verdict =
             cell(a.evaluated ? q(std::string(verdictName(a.evaluation.status))) : tr("no program"));
+        verdict->setToolTip(a.evaluated ? verdict->text() : tr("no program: %1").arg(q(a.problem)));
         if (a.evaluated)
             verdict->setForeground(verdictColor(a.evaluation.status));
-        m_attempts->appendRow({cell(QString::number(a.index), a.index), cell(q(purposeName(a.promptKind))),
-            cell(q(std::string(authorName(a.author))).replace(u'_', u' ')), verdict,
+        QStandardItem* prompt = cell(q(purposeName(a.promptKind)));
+        prompt->setToolTip(tr("written by the %1").arg(q(std::string(authorName(a.author))).replace(u'_', u' ')));
+        m_attempts->appendRow({cell(QString::number(a.index), a.index), prompt, verdict,
             cell(a.passed() ? q(formatScore(a.score())) : QString(), a.score()),
             cell(a.passed() ? q(formatMicros(a.evaluation.latencyMicros)) : QString(), a.evaluation.latencyMicros),
             cell(QString::number(a.round), a.round)});

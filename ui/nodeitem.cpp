@@ -54,7 +54,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     const bool isBest = m_document.bestNode() == n->id;
     const bool active = s.actionOn(n->id) != nullptr;
     const QRectF box(0, 0, kWidth, kHeight);
-    const bool farOut = option->levelOfDetailFromTransform(p->worldTransform()) < 0.45;
+    const qreal detail = option->levelOfDetailFromTransform(p->worldTransform());
+    const bool farOut = detail < 0.45;
 
     QPen border(isBest ? bestColor() : statusColor(*n, s), isBest || active ? 3.5 : 1.6);
     if (pruned)
@@ -78,6 +79,24 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
             p->setPen(Qt::NoPen);
             p->setBrush(statusColor(*n, s));
             p->drawRect(QRectF(8, kHeight - 18, (kWidth - 16) * std::clamp(n->value(), 0.0, 1.0), 10));
+        }
+        // A tree of a few dozen nodes fitted to a window of 1280 x 800 is drawn at about 0.4:
+        // there the id (and J, where it fits) still reads, in a font about 10 pixels high on the
+        // screen. A large tree fitted is drawn smaller than kLabelsFromDetail: boxes and bars.
+        if (detail >= kLabelsFromDetail) {
+            QFont label = p->font();
+            label.setBold(true);
+            label.setPixelSize(static_cast<int>(std::min(10.0 / detail, kHeight * 0.42)));
+            p->setFont(label);
+            p->setPen(pruned ? QColor(0x8a, 0x8a, 0x8a) : QColor(0x1e, 0x1e, 0x1e));
+            const QFontMetrics fm(label);
+            const QString id = root ? QStringLiteral("root") : m_id;
+            QString text = id;
+            if (n->bestAttempt)
+                text += QStringLiteral("  J %1").arg(s.tree.attempt(*n->bestAttempt)->score(), 0, 'f', 0);
+            if (fm.horizontalAdvance(text) > kWidth - 16)
+                text = id;
+            p->drawText(QRectF(8, 4, kWidth - 16, kHeight - 26), Qt::AlignLeft | Qt::AlignVCenter, text);
         }
         return;
     }

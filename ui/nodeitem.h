@@ -14,6 +14,8 @@ class NodeItem : public QGraphicsItem
 {
 public:
     static constexpr qreal kWidth = 210, kHeight = 74;
+    // Below this scale the boxes are drawn without text (NodeItem::paint).
+    static constexpr qreal kLabelsFromDetail = 0.25;
     enum { Type = UserType + 1 };
 
     NodeItem(const SearchDocument& document, QString id);
