@@ -31,8 +31,10 @@ DispatchExportResult exportDispatchingKernel(const Session& session, const Searc
     r.variants = static_cast<int>(plan->variants.size());
     r.routedShapes = plan->routedShapes();
     const std::string suffix = config.programSuffix();
-    const std::string text =
-        dispatchSource(*plan, [&](const std::string& hash) { return session.programSource(hash); });
+    const auto programSource = [&](const std::string& hash) { return session.programSource(hash); };
+    const std::string text = isPythonLanguage(config.candidateLanguage())
+        ? pythonDispatchSource(*plan, task.definition, programSource)
+        : dispatchSource(*plan, programSource);
     QTemporaryDir scratch(QDir::tempPath() + QStringLiteral("/ksearch-dispatch-XXXXXX"));
     const fs::path work = scratch.path().toStdString();
     const fs::path dispatcher = work / ("dispatch" + suffix);

@@ -108,9 +108,10 @@ inline std::string shapedScaleKernel(const char* slowWhen)
 }
 
 // A session of the task in root/"scale" (host backend, no model) in root/NAME whose attempts are
-// `programs`, each a person's program under the root, evaluated for real on this machine.
-inline std::filesystem::path writeScaleSession(
-    const std::filesystem::path& root, const std::string& name, const std::vector<std::string>& programs)
+// `programs`, each a person's program under the root, evaluated for real on this machine; in
+// `language` (Python: with pythonWithTorch()).
+inline std::filesystem::path writeScaleSession(const std::filesystem::path& root, const std::string& name,
+    const std::vector<std::string>& programs, Language language = Language::Cpp)
 {
     const std::filesystem::path dir = root / name;
     SessionConfig c;
@@ -122,11 +123,17 @@ inline std::filesystem::path writeScaleSession(
     c.version = "test";
     c.planner.provider = QStringLiteral("manual"); // no model: every attempt is a person's program
     c.coder = c.planner;
+    if (language != Language::Cpp)
+        c.language = language;
     std::string error;
     auto session = Session::create(dir, c, error);
     if (!session)
         qFatal("%s", error.c_str());
-    auto evaluator = makeScaleEvaluator(root, dir / "work", std::chrono::seconds(20));
+    auto evaluator = makeScaleEvaluator(root, dir / "work", std::chrono::seconds(60), [&](EvaluatorSettings& s) {
+        s.language = language;
+        if (isPythonLanguage(language))
+            s.python = pythonWithTorch();
+    });
     int seq = 0;
     auto append = [&](EventBody body) {
         JournalEvent e;

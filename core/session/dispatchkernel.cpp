@@ -18,9 +18,9 @@ int DispatchPlan::routedShapes() const
 std::optional<DispatchPlan> planDispatch(
     const SearchState& state, const Task& task, Language language, std::string& error)
 {
-    if (language != Language::Cuda && language != Language::Cpp) {
-        error = "a dispatching kernel is made of compiled programs (cuda or cpp); this session's candidates are "
-            + std::string(languageName(language));
+    if (isPythonLanguage(language) && pythonAxisSources(task.definition).empty()) {
+        error = "no var axis of the task shows in a tensor's shape: a Python dispatcher could not tell the "
+                "shapes apart";
         return std::nullopt;
     }
     const WorkloadBestTable best = bestPerWorkload(state);
@@ -56,7 +56,7 @@ std::optional<DispatchPlan> planDispatch(
         if (!known)
             plan.cases.push_back(std::move(c));
     }
-    if (plan.cases.front().axes.empty()) {
+    if (plan.cases.empty() || plan.cases.front().axes.empty()) {
         error = "the task has no var axes: every workload has the same shape, nothing to dispatch on";
         return std::nullopt;
     }

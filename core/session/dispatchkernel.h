@@ -34,9 +34,9 @@ struct DispatchPlan {
 };
 
 // The plan from the passing attempts of `state`; nullopt with `error` when nothing passed, the
-// language is not compiled (Triton and PyTorch candidates are not dispatched yet), the task has
-// no var axes to tell shapes apart, or no attempt other than the best single kernel is fastest on
-// any workload beyond the timing spread ("nothing to dispatch").
+// task has no var axes to tell shapes apart (for Python candidates: none that a tensor's shape
+// shows), or no attempt other than the best single kernel is fastest on any workload beyond the
+// timing spread ("nothing to dispatch").
 std::optional<DispatchPlan> planDispatch(
     const SearchState& state, const Task& task, Language language, std::string& error);
 
@@ -44,5 +44,22 @@ std::optional<DispatchPlan> planDispatch(
 // lines hoisted to the top, its ks_run renamed, its macros undefined after it) and a ks_run that
 // picks a variant by the axes. `source` gives a program's text by hash.
 std::string dispatchSource(const DispatchPlan& plan, const std::function<std::string(const std::string&)>& source);
+
+// Where a Python program reads a var axis: dimension `dim` of the `parameter`-th tensor of run()
+// (the inputs, then the outputs), the first whose shape names it. Axes no tensor shows are left
+// out: a Python dispatcher tells shapes apart by the others.
+struct PythonAxisSource {
+    std::string axis;
+    int parameter = 0;
+    int dim = 0;
+};
+std::vector<PythonAxisSource> pythonAxisSources(const Definition& definition);
+
+// The dispatching program of Python candidates (PyTorch or Triton; core/session/pythondispatch.cpp):
+// a module that keeps every variant's source, loads each as a module of its own, and whose
+// destination-passing run(inputs..., outputs...) picks a variant by the tensors' sizes, once per
+// shape. A variant that returns its outputs is copied into the outputs given.
+std::string pythonDispatchSource(const DispatchPlan& plan, const Definition& definition,
+    const std::function<std::string(const std::string&)>& source);
 
 } // namespace ks
