@@ -726,15 +726,22 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
     const auto listed = [&](const WorkloadData& w) {
         return std::find(scoredIds.begin(), scoredIds.end(), w.workload->uuid) != scoredIds.end();
     };
+    const std::vector<std::string>& heldOutIds = m_task.definition.heldOutWorkloads;
+    const auto heldOut = [&](const WorkloadData& w) {
+        return std::find(heldOutIds.begin(), heldOutIds.end(), w.workload->uuid) != heldOutIds.end();
+    };
     // A run of unscored workloads only (--workloads picked test shapes) is scored over them all.
     const bool anyListed =
         std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return listed(*w); });
+    const bool anyShown =
+        std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return !heldOut(*w); });
     for (std::size_t i = 0; i < m_workloads.size(); ++i) {
         const WorkloadData& w = *m_workloads[i];
         const RunnerCallOutcome& o = run.calls[i];
         WorkloadEvaluation r;
         r.id = w.workload->uuid;
-        r.scored = !anyListed || listed(w);
+        r.heldOut = heldOut(w);
+        r.scored = (!anyListed || listed(w)) && (!r.heldOut || !anyShown);
         r.baselineLatencyMicros = w.baselineMicros;
         const double bandwidth =
             run.environment.copyBandwidthGBs > 0 ? run.environment.copyBandwidthGBs : m_copyBandwidthGBs;
@@ -822,6 +829,14 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
     // The log is what the code policy reads next: failures first, then the per-workload numbers.
     std::string failures, table;
     for (const auto& r : e.workloads) {
+        // The code policy reads the log: a held-out workload's id, figures and messages (which may
+        // name sizes) would show its shape. A person sees them in the workload table.
+        if (r.heldOut) {
+            if (r.status != Verdict::Passed)
+                failures += "a held-out workload: " + std::string(verdictName(r.status))
+                    + " (its shape is not shown: the program must hold for shapes other than those listed)\n";
+            continue;
+        }
         if (r.status != Verdict::Passed)
             failures += "workload " + shortId(r.id) + ": " + std::string(verdictName(r.status)) + ": "
                 + r.message.substr(0, 600) + "\n";

@@ -146,6 +146,14 @@ void TestCli::malformedTaskCopies_data()
     QTest::newRow("scored workload unknown") << def << R"("name": "rmsnorm",)"
                                              << R"("name": "rmsnorm", "scored_workloads": ["no-such-workload"],)" << def
                                              << "scored_workloads[0]: 'no-such-workload' is not the uuid of a workload";
+    QTest::newRow("held-out workload unknown")
+        << def << R"("name": "rmsnorm",)"
+        << R"("name": "rmsnorm", "held_out_workloads": ["no-such-workload"],)" << def
+        << "held_out_workloads[0]: 'no-such-workload' is not the uuid of a workload";
+    QTest::newRow("held-out workload also scored")
+        << def << R"("name": "rmsnorm",)"
+        << R"("name": "rmsnorm", "held_out_workloads": ["w"], "scored_workloads": ["w"],)" << def
+        << "held_out_workloads[0]: 'w' is also in scored_workloads";
     QTest::newRow("missing var axis") << wl << R"("axes": {"batch_size": 7, "hidden_size": 4096})"
                                       << R"("axes": {"batch_size": 7})" << u"workloads.jsonl:3"_qs
                                       << "workload.axes.hidden_size: missing";

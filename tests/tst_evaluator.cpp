@@ -42,6 +42,7 @@ private slots:
     void staysResponsiveDuringAHang();
     void compileCacheAndParallelCompiles();
     void scoredWorkloadsAloneMakeJ();
+    void heldOutWorkloadsCatchFittedPrograms();
     void evaluatorsOfADeviceShareOnePreparation();
     void harnessFailureSaysNothingOfTheCandidate();
     void expectedOutputsAreNotReadableThroughProc();
@@ -51,6 +52,9 @@ private:
         std::shared_ptr<SharedPreparation> preparation = nullptr,
         const std::function<void(EvaluatorSettings&)>& adjust = {});
     fs::path candidate(const std::string& name, const std::string& body);
+    // A host evaluator of the two-workload scale task in m_root/NAME, its definition given `field`
+    // (a JSON member, such as scored_workloads).
+    std::unique_ptr<Evaluator> scaleEvaluatorWith(const std::string& name, const std::string& field);
 
     QTemporaryDir m_dir;
     fs::path m_root;
@@ -415,23 +419,30 @@ void TestEvaluator::expectedOutputsAreNotReadableThroughProc()
 KS_TEST_MAIN_CORE(TestEvaluator)
 #include "tst_evaluator.moc"
 
-// With scored_workloads, J's geometric mean covers the listed workloads only; the others are
-// still verified (a wrong answer there still fails the candidate) and marked in the JSON.
-void TestEvaluator::scoredWorkloadsAloneMakeJ()
+std::unique_ptr<Evaluator> TestEvaluator::scaleEvaluatorWith(const std::string& name, const std::string& field)
 {
-    const fs::path root = m_root / "scored";
+    const fs::path root = m_root / name;
     test::writeTwoWorkloadScaleTask(root);
     std::string def = test::scaleDefinition();
-    def.replace(def.find("\"op_type\""), 0, "\"scored_workloads\": [\"large-65536\"], ");
+    def.replace(def.find("\"op_type\""), 0, field + ", ");
     test::writeText(root / "definition.json", def);
     auto loaded = loadTask(root);
-    QVERIFY2(loaded.task.has_value(), loaded.diagnostics.formatAll().c_str());
+    if (!loaded.task)
+        qFatal("%s", loaded.diagnostics.formatAll().c_str());
     EvaluatorSettings s;
     s.backend = Backend::Host;
     s.workDir = root / "work";
     s.cacheDir = m_root / "cache";
     s.bench.maxSeconds = 0.05;
-    Evaluator ev(std::move(*loaded.task), s);
+    return std::make_unique<Evaluator>(std::move(*loaded.task), s);
+}
+
+// With scored_workloads, J's geometric mean covers the listed workloads only; the others are
+// still verified (a wrong answer there still fails the candidate) and marked in the JSON.
+void TestEvaluator::scoredWorkloadsAloneMakeJ()
+{
+    auto evaluator = scaleEvaluatorWith("scored", "\"scored_workloads\": [\"large-65536\"]");
+    Evaluator& ev = *evaluator;
 
     const Evaluation e = ev.evaluate(candidate("scored-honest",
         std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
@@ -454,4 +465,36 @@ void TestEvaluator::scoredWorkloadsAloneMakeJ()
         "    return 0;\n}"));
     QCOMPARE(wrongOnSmall.status, Verdict::IncorrectNumerical);
     QCOMPARE(wrongOnSmall.workloads[0].status, Verdict::IncorrectNumerical);
+}
+
+// With held_out_workloads (docs/security.md, pattern 13), the large workload is one the code
+// policy is never shown: a program fitted to the shape it was shown (it computes the first 1,000
+// elements, all the small workload has) fails there, and the log the code policy reads says a
+// held-out workload failed without its id, size or message. An honest program passes, J is the
+// shown workload's alone, and the record keeps which workload was held out.
+void TestEvaluator::heldOutWorkloadsCatchFittedPrograms()
+{
+    auto evaluator = scaleEvaluatorWith("held-out", "\"held_out_workloads\": [\"large-65536\"]");
+    Evaluator& ev = *evaluator;
+
+    const Evaluation fitted = ev.evaluate(candidate("held-out-fitted",
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    for (int64_t i = 0; i < 1000; ++i) a->y[i] = a->alpha * a->x[i];\n    return 0;\n}"));
+    QCOMPARE(fitted.status, Verdict::IncorrectNumerical);
+    QCOMPARE(fitted.workloads[0].status, Verdict::Passed);
+    QCOMPARE(fitted.workloads[1].status, Verdict::IncorrectNumerical);
+    QVERIFY(fitted.workloads[1].heldOut && !fitted.workloads[0].heldOut);
+    QVERIFY2(fitted.log.find("a held-out workload: INCORRECT_NUMERICAL") != std::string::npos, fitted.log.c_str());
+    for (const char* hidden : {"large", "65536"})
+        QVERIFY2(fitted.log.find(hidden) == std::string::npos, fitted.log.c_str());
+
+    const Evaluation honest = ev.evaluate(candidate("held-out-honest",
+        std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+            + " return 0; }"));
+    QVERIFY2(honest.status == Verdict::Passed, honest.log.c_str());
+    QVERIFY(honest.workloads[0].scored && !honest.workloads[1].scored);
+    QCOMPARE(honest.latencyMicros, honest.workloads[0].latencyMicros);
+    QVERIFY(honest.workloads[1].latencyMicros > 0); // timed all the same, for a person to see
+    QVERIFY(evaluationFromJson(toJson(honest)).workloads[1].heldOut);
+    QVERIFY(!toJson(honest)["workloads"][0].contains("held_out")); // older journals read back unchanged
 }

@@ -3,6 +3,7 @@
 
 #include <search/promptbuilder.h>
 #include <search/prompttemplate.h>
+#include <search/taskbrief.h>
 #include <task/task.h>
 
 using namespace ks;
@@ -22,6 +23,7 @@ private slots:
     void coder();
     void coderDuringAnAction();
     void debugShowsTheSanitizersFindings();
+    void heldOutWorkloadsAreNeverShown();
     void evolveShowsParentAndInspirations();
 
 private:
@@ -220,6 +222,40 @@ void TestPrompts::debugShowsTheSanitizersFindings()
              "the call: crashed: an illegal memory access", "[1] Invalid __global__ write of size 4 bytes",
              "[2] Address 0x7f00004 is out of bounds"})
         QVERIFY2(debug.find(must) != std::string::npos, (std::string(must) + "\n---\n" + debug).c_str());
+}
+
+// A task that holds a workload out: the brief lists the others and says that shapes not shown are
+// checked; an attempt's outcome gives that workload's verdict alone. Its uuid and its shape appear
+// in no prompt.
+void TestPrompts::heldOutWorkloadsAreNeverShown()
+{
+    Task task = *m_task;
+    const Workload& hidden = task.workloads.back();
+    const std::string label = workloadLabel(task, hidden.uuid);
+    for (const Workload& w : task.workloads) // the shape is its own: no other workload shows it
+        if (w.uuid != hidden.uuid)
+            QVERIFY(workloadLabel(task, w.uuid) != label);
+    task.definition.heldOutWorkloads = {hidden.uuid};
+    const std::string brief = describeTask(task, true);
+    QVERIFY2(brief.find("held-out workloads, not listed") != std::string::npos, brief.c_str());
+    QVERIFY2(brief.find(hidden.uuid.substr(0, 8)) == std::string::npos, brief.c_str());
+    QVERIFY2(brief.find(label) == std::string::npos, brief.c_str());
+    QVERIFY(brief.find(task.workloads.front().uuid.substr(0, 8)) != std::string::npos);
+
+    Attempt a;
+    a.evaluated = true;
+    a.evaluation.status = Verdict::IncorrectNumerical;
+    WorkloadEvaluation w;
+    w.id = hidden.uuid;
+    w.status = Verdict::IncorrectNumerical;
+    w.heldOut = true;
+    w.message = "y[70000]: 3.5 vs 1.25";
+    w.latencyMicros = 12.0;
+    a.evaluation.workloads.push_back(w);
+    const std::string outcome = describeAttempt(task, a);
+    QVERIFY2(outcome.find("a held-out workload: INCORRECT_NUMERICAL") != std::string::npos, outcome.c_str());
+    for (const std::string& shown : {hidden.uuid.substr(0, 8), label, std::string("70000"), std::string("12")})
+        QVERIFY2(outcome.find(shown) == std::string::npos, (shown + "\n---\n" + outcome).c_str());
 }
 
 void TestPrompts::evolveShowsParentAndInspirations()

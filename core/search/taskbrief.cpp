@@ -119,17 +119,26 @@ std::string describeTask(const Task& task, bool withReference, Language language
     s += std::string("TF32 for fp32 matrix products: ") + (d.precision.tf32 ? "allowed" : "not allowed")
         + " (PyTorch's allow_tf32 switches are set so for the baseline and for you alike)\n";
     const auto& scored = d.scoredWorkloads;
-    s += "Workloads (" + std::to_string(task.workloads.size()) + ", score = baseline / latency, geometric mean"
+    const auto& heldOut = d.heldOutWorkloads;
+    std::vector<const Workload*> shown;
+    for (const Workload& w : task.workloads)
+        if (std::find(heldOut.begin(), heldOut.end(), w.uuid) == heldOut.end())
+            shown.push_back(&w);
+    s += "Workloads (" + std::to_string(shown.size()) + ", score = baseline / latency, geometric mean"
         + (scored.empty() ? std::string()
                           : " over the " + std::to_string(scored.size()) + " marked *; the others are checked only")
         + "):\n";
-    for (std::size_t i = 0; i < task.workloads.size() && i < 16; ++i) {
-        const std::string& id = task.workloads[i].uuid;
+    for (std::size_t i = 0; i < shown.size() && i < 16; ++i) {
+        const std::string& id = shown[i]->uuid;
         const bool mark = std::find(scored.begin(), scored.end(), id) != scored.end();
         s += "  " + id.substr(0, 8) + (mark ? "*" : "") + ": " + workloadLabel(task, id) + "\n";
     }
-    if (task.workloads.size() > 16)
-        s += "  ... and " + std::to_string(task.workloads.size() - 16) + " more\n";
+    if (shown.size() > 16)
+        s += "  ... and " + std::to_string(shown.size() - 16) + " more\n";
+    if (!heldOut.empty())
+        s += "  and " + std::to_string(heldOut.size())
+            + " held-out workloads, not listed: the program is also checked (not scored) on shapes you are not "
+              "shown, so it must hold for any shape the definition allows\n";
     if (isPythonLanguage(language))
         s += "\nThe entry point:\n```python\n" + pythonEntryForPrompt(task) + "```\n";
     else
@@ -174,6 +183,10 @@ std::string describeAttempt(const Task& task, const Attempt& a, std::size_t logC
             + num(e.baselineLatencyMicros) + " us)";
     s += "\n";
     for (const auto& w : e.workloads) {
+        if (w.heldOut) { // its verdict alone: the shape stays unseen
+            s += "  a held-out workload: " + std::string(verdictName(w.status)) + "\n";
+            continue;
+        }
         s += "  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id) + "): " + std::string(verdictName(w.status));
         if (w.latencyMicros > 0)
             s += ", " + num(w.latencyMicros) + " us vs baseline " + num(w.baselineLatencyMicros) + " us ("

@@ -73,6 +73,10 @@ struct Definition {
     // The workloads J's geometric mean covers (uuids); empty: all of them. The others are still
     // verified, as GPU MODE ranks TriMul by its seven benchmark shapes and only tests the rest.
     std::vector<std::string> scoredWorkloads;
+    // Workloads the code policy is never shown (uuids): verified and timed as the others, left out
+    // of J and of every prompt, so that a program fitted to the shapes it was shown fails on these
+    // (docs/security.md, pattern 13). Empty: none.
+    std::vector<std::string> heldOutWorkloads;
 
     const Axis* axis(const std::string& axisName) const;
     const TensorSpec* input(const std::string& inputName) const;

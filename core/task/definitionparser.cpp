@@ -50,7 +50,14 @@ public:
         readWorkspace();
         readCostModel();
         readHostCheck();
-        readScoredWorkloads();
+        readWorkloadList("scored_workloads", m_def.scoredWorkloads);
+        readWorkloadList("held_out_workloads", m_def.heldOutWorkloads);
+        for (std::size_t i = 0; i < m_def.heldOutWorkloads.size(); ++i)
+            if (std::find(m_def.scoredWorkloads.begin(), m_def.scoredWorkloads.end(), m_def.heldOutWorkloads[i])
+                != m_def.scoredWorkloads.end())
+                error("held_out_workloads[" + std::to_string(i) + "]",
+                    "'" + m_def.heldOutWorkloads[i]
+                        + "' is also in scored_workloads: a held-out workload is never scored");
         if (m_errors)
             return std::nullopt;
         return m_def;
@@ -333,24 +340,25 @@ private:
         m_def.hostCheck = m_doc["host_check"].get<std::string>();
     }
 
-    void readScoredWorkloads()
+    // scored_workloads, held_out_workloads: non-empty lists of distinct uuids (checked against
+    // workloads.jsonl by loadTask).
+    void readWorkloadList(const char* key, std::vector<std::string>& ids)
     {
-        if (!m_doc.contains("scored_workloads"))
+        if (!m_doc.contains(key))
             return;
-        const auto& list = m_doc["scored_workloads"];
+        const auto& list = m_doc[key];
         if (!list.is_array() || list.empty()) {
-            error("scored_workloads", "must be a non-empty array of workload uuids");
+            error(key, "must be a non-empty array of workload uuids");
             return;
         }
         for (std::size_t i = 0; i < list.size(); ++i) {
-            const std::string field = "scored_workloads[" + std::to_string(i) + "]";
+            const std::string field = std::string(key) + "[" + std::to_string(i) + "]";
             if (!list[i].is_string() || list[i].get<std::string>().empty())
                 error(field, "must be a workload uuid");
-            else if (std::find(m_def.scoredWorkloads.begin(), m_def.scoredWorkloads.end(), list[i].get<std::string>())
-                != m_def.scoredWorkloads.end())
+            else if (std::find(ids.begin(), ids.end(), list[i].get<std::string>()) != ids.end())
                 error(field, "'" + list[i].get<std::string>() + "' is listed twice");
             else
-                m_def.scoredWorkloads.push_back(list[i].get<std::string>());
+                ids.push_back(list[i].get<std::string>());
         }
     }
 

@@ -46,6 +46,8 @@ nlohmann::json toJson(const Evaluation& e)
             workloads.back()["scored"] = false;
         if (!w.bitwiseRepeatable) // likewise
             workloads.back()["bitwise_repeatable"] = false;
+        if (w.heldOut) // written only when true
+            workloads.back()["held_out"] = true;
     }
     nlohmann::json resources = nlohmann::json::array();
     for (const auto& r : e.resources)
@@ -124,6 +126,7 @@ Evaluation evaluationFromJson(const nlohmann::json& j)
         we.rooflineFraction = number(w, "roofline_fraction");
         we.scored = w.value("scored", true);
         we.bitwiseRepeatable = w.value("bitwise_repeatable", true);
+        we.heldOut = w.value("held_out", false) == true;
         e.workloads.push_back(std::move(we));
     }
     for (const auto& r : j.value("resources", nlohmann::json::array()))

@@ -48,6 +48,7 @@ struct WorkloadEvaluation {
     double floorMicros = 0.0; // roofline floor from the cost model; 0 when unknown
     double rooflineFraction = 0.0; // floor / latency
     bool scored = true; // counted in J (definition.json's scored_workloads); verified either way
+    bool heldOut = false; // never shown to the code policy (held_out_workloads); not in J
     // Whether the second correctness call (same inputs, other poison in the outputs and workspace)
     // gave the first call's results bit for bit. False and still PASSED: both within tolerance,
     // as with floating-point atomics; false and failed: it read memory it never wrote.

@@ -79,12 +79,17 @@ TaskLoadResult loadTask(const fs::path& dir)
     if (!def || !wlText)
         return result;
     task.workloads = parseWorkloads(*wlText, *def, wlFile, diag);
-    for (std::size_t i = 0; i < def->scoredWorkloads.size(); ++i) {
-        const std::string& id = def->scoredWorkloads[i];
-        if (std::none_of(task.workloads.begin(), task.workloads.end(), [&](const Workload& w) { return w.uuid == id; }))
-            diag.error(defFile, "scored_workloads[" + std::to_string(i) + "]",
-                "'" + id + "' is not the uuid of a workload in " + wlFile);
-    }
+    for (const auto& [key, ids] : {std::pair {"scored_workloads", &def->scoredWorkloads},
+             std::pair {"held_out_workloads", &def->heldOutWorkloads}})
+        for (std::size_t i = 0; i < ids->size(); ++i) {
+            const std::string& id = (*ids)[i];
+            if (std::none_of(
+                    task.workloads.begin(), task.workloads.end(), [&](const Workload& w) { return w.uuid == id; }))
+                diag.error(defFile, std::string(key) + "[" + std::to_string(i) + "]",
+                    "'" + id + "' is not the uuid of a workload in " + wlFile);
+        }
+    if (!def->heldOutWorkloads.empty() && def->heldOutWorkloads.size() >= task.workloads.size())
+        diag.error(defFile, "held_out_workloads", "holds out every workload: the code policy would be shown none");
     task.definition = std::move(*def);
     if (!diag.hasErrors())
         result.task = std::move(task);
