@@ -195,6 +195,41 @@ void TestEvaluator::verdicts_data()
                 "  if (fd >= 0) { ++opened; close(fd); } }"
                 " closedir(d); } return opened > 0 ? 99 : 0;") << "PASSED"
                                                               << "";
+    // Computes the first 16 expected outputs itself (y = alpha * x), then reads every file of the
+    // evaluator's scratch folder (every job's folder: the reference's and the baseline's too),
+    // /tmp and /dev/shm for them, and returns 98 if any file holds them: the expected outputs
+    // live in memfds, never in a file. The control row writes them into its own folder first, so
+    // the search finds them there: without it, a search that could not find anything would pass.
+    const QString findsExpected = QString::fromLatin1(
+        "#include <cstdio>\n#include <sys/stat.h>\n#include <vector>\n"
+        "static bool holds(const std::string& path, const void* needle, size_t n) {"
+        "  FILE* f = fopen(path.c_str(), \"rb\"); if (!f) return false; std::vector<char> b(64 << 20);"
+        "  const size_t got = fread(b.data(), 1, b.size(), f); fclose(f);"
+        "  return got >= n && memmem(b.data(), got, needle, n) != nullptr; }\n"
+        "static bool search(const std::string& dir, const void* needle, size_t n, int depth) {"
+        "  DIR* d = opendir(dir.c_str()); if (!d) return false; bool found = false;"
+        "  while (dirent* e = readdir(d)) { const std::string name = e->d_name;"
+        "    if (found || name == \".\" || name == \"..\") continue; const std::string path = dir + \"/\" + name;"
+        "    struct stat st {}; if (lstat(path.c_str(), &st) != 0) continue;"
+        "    if (S_ISDIR(st.st_mode) && depth < 6) found = search(path, needle, n, depth + 1);"
+        "    else if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) >= n) found = holds(path, needle, n); }"
+        "  closedir(d); return found; }\n");
+    const auto searching = [&](const char* first) {
+        return findsExpected
+            + withLoop((std::string("static bool done; if (!done && a->n >= 16) { done = true; float expect[16];"
+                                    " for (int i = 0; i < 16; ++i) expect[i] = a->alpha * a->x[i]; ")
+                           + first
+                           + " for (const char* dir : {\"..\", \"/tmp\", \"/dev/shm\"})"
+                             " if (search(dir, expect, sizeof expect, 0)) return 98; }")
+                           .c_str(),
+                "return 0;");
+    };
+    QTest::newRow("looks for the expected outputs in the scratch folders") << searching("") << "PASSED"
+                                                                           << "";
+    QTest::newRow("finds outputs it wrote itself (the search's control)")
+        << searching("if (FILE* f = fopen(\"mine.bin\", \"wb\")) { fwrite(expect, 1, sizeof expect, f); fclose(f); }")
+        << "RUNTIME_ERROR"
+        << "returned 98";
     QTest::newRow("looks for an API key")
         << withLoop("", "if (std::getenv(\"OPENAI_API_KEY\")) a->y[0] += 1; return 0;") << "PASSED"
         << "";

@@ -132,6 +132,24 @@ void TestPythonRunner::verdicts_data()
             + "    found = [k for k, v in os.environ.items() if 'API_KEY' in k or 'sk-must-not-leak' in v]\n"
               "    if found:\n        raise RuntimeError('saw ' + ','.join(found))\n",
         Verdict::Passed, "");
+    // Computes its first 16 expected outputs and reads every file of the evaluator's scratch
+    // folder (every job's), /tmp and /dev/shm for them: the expected outputs are never in a file.
+    // The control writes them into its own folder first, and the search finds them there.
+    const auto searching = [](const char* first) {
+        return std::string("import os\n\n\ndef run(x, alpha, y):\n    expect = (x[:16] * alpha).numpy().tobytes()\n")
+            + first
+            + "    for top in ('..', '/tmp', '/dev/shm'):\n        for folder, _, files in os.walk(top):\n"
+              "            for name in files:\n                try:\n"
+              "                    with open(os.path.join(folder, name), 'rb') as f:\n"
+              "                        data = f.read(64 << 20)\n                except OSError:\n"
+              "                    continue\n                if expect in data:\n"
+              "                    raise RuntimeError('found the expected outputs in ' + os.path.join(folder, name))\n"
+              "    y.copy_(x * alpha)\n";
+    };
+    row("looks for the expected outputs in the scratch folders", searching(""), Verdict::Passed, "");
+    row("finds outputs it wrote itself (the search's control)",
+        searching("    with open('mine.bin', 'wb') as f:\n        f.write(expect)\n"), Verdict::RuntimeError,
+        "found the expected outputs in ../");
     // The socket that brought the job is closed before the candidate is imported: nothing it
     // does can reach ksearch through it. It raises when it finds any socket open.
     row("looks for the handoff socket",
