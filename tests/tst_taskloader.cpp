@@ -433,10 +433,25 @@ void TestTaskLoader::precisionRule()
     QVERIFY2(brief.find("Precision rule: fp32 math throughout") != std::string::npos
             && brief.find("TF32 for fp32 matrix products: allowed") != std::string::npos,
         brief.c_str());
-    // The shipped rmsnorm states none: TF32 stays off, as PyTorch's own default for matmul.
-    const auto shipped = loadTask(test::tasksDir() / "rmsnorm");
-    QVERIFY(shipped.task && !shipped.task->definition.precision.tf32);
-    QVERIFY(describeTask(*shipped.task, false).find("TF32 for fp32 matrix products: not allowed") != std::string::npos);
+    // Every shipped task states its rule (issue #15 point 6), and it reaches the coder's brief;
+    // TF32 only where the task allows internals coarser than fp32 (TriMul: bf16 is allowed).
+    for (const auto& entry : fs::directory_iterator(test::tasksDir())) {
+        if (!fs::exists(entry.path() / "definition.json"))
+            continue;
+        const auto shipped = loadTask(entry.path());
+        QVERIFY2(shipped.task, shipped.diagnostics.formatAll().c_str());
+        const PrecisionRule& rule = shipped.task->definition.precision;
+        const std::string name = entry.path().filename().string();
+        QVERIFY2(!rule.text.empty(), name.c_str());
+        QCOMPARE(rule.tf32, name == "trimul");
+        const std::string shippedBrief = describeTask(*shipped.task, false);
+        QVERIFY2(shippedBrief.find("Precision rule: " + rule.text) != std::string::npos, shippedBrief.c_str());
+        QVERIFY2(shippedBrief.find(rule.tf32 ? "TF32 for fp32 matrix products: allowed"
+                                             : "TF32 for fp32 matrix products: not "
+                                               "allowed")
+                != std::string::npos,
+            shippedBrief.c_str());
+    }
 }
 
 void TestTaskLoader::warnsOnFolderNameMismatch()
