@@ -20,7 +20,7 @@ targets=("$@")
 ((${#targets[@]})) || targets=(definition workloads answer sse journal job)
 bin=build/fuzz/bin
 work=build/fuzz/corpus
-rm -rf "$work"
+for t in "${targets[@]}"; do rm -rf "${work:?}/$t"; done # only these targets': runs of others may go on beside
 seed() { # target, files...
     local dir=$work/$1; shift
     mkdir -p "$dir"

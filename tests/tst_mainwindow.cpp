@@ -56,6 +56,7 @@ private slots:
     void historySliderReplays();
     void newSearchOffersTheBackendsLanguages();
     void sanitizerIsOfferedOnCudaAttempts();
+    void inspectorMarksHeldOutWorkloads();
     void inspectorShowsKernelResources();
     void filterNarrowsTableAndGraph_data();
     void filterNarrowsTableAndGraph();
@@ -251,6 +252,34 @@ void TestMainWindow::sanitizerIsOfferedOnCudaAttempts()
     if (computeSanitizerPath().empty()) // CI: the evaluator says why, naming what is missing
         QVERIFY2(report.contains(u"compute-sanitizer was not found"_qs), qPrintable(report));
     QVERIFY(window.statusBar()->currentMessage().contains(u"attempt"_qs));
+}
+
+// A workload the code policy was never shown (held_out_workloads) is shown whole to a person, and
+// marked: the example session, its first workload recorded as held out in every evaluation.
+void TestMainWindow::inspectorMarksHeldOutWorkloads()
+{
+    QTemporaryDir dir;
+    const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "held-out";
+    test::copyTree(ui::MainWindow::exampleSession(), copy);
+    for (const char* file : {"journal.jsonl", "tree.json"}) {
+        std::string text = test::readText(copy / file);
+        const std::string plain = "\"id\":\"sq-128\",", marked = "\"held_out\":true,\"id\":\"sq-128\",";
+        for (auto at = text.find(plain); at != std::string::npos; at = text.find(plain, at + marked.size()))
+            text.replace(at, plain.size(), marked);
+        test::writeText(copy / file, text);
+    }
+    ui::MainWindow window;
+    window.show();
+    QVERIFY(window.openSession(QString::fromStdString(copy.string()), false));
+    const SearchState& s = window.document().state();
+    window.selectNode(QString::fromStdString(s.tree.attempt(*s.bestAttempt())->node));
+    const QAbstractItemModel* table = window.inspector()->findChild<QTableView*>(u"workloadTable"_qs)->model();
+    QVERIFY(table->rowCount() >= 2);
+    const QString first = table->index(0, 0).data().toString();
+    QVERIFY2(first.startsWith(u"held out: m=128"_qs), qPrintable(first));
+    QVERIFY(table->index(0, 0).data(Qt::ToolTipRole).toString().contains(u"never shown to the code policy"_qs));
+    QVERIFY(!table->index(0, 2).data().toString().isEmpty()); // its latency, for a person
+    QVERIFY(!table->index(1, 0).data().toString().startsWith(u"held out"_qs));
 }
 
 // The Attempts tab's ptxas report: hidden for host programs (there is none), one row per kernel

@@ -328,6 +328,11 @@ void NodeInspector::showAttempt(int index)
             const Task* task = m_document.task();
             QStandardItem* label = cell(task ? q(workloadLabel(*task, w.id)) : q(w.id.substr(0, 8)));
             label->setToolTip(label->text() + u'\n' + q(w.id)); // the column may elide it
+            if (w.heldOut) { // a person sees it whole; the code policy is never shown it
+                label->setText(tr("held out: %1").arg(label->text()));
+                label->setToolTip(
+                    label->toolTip() + tr("\nHeld out: verified and timed, never shown to the code policy, not in J"));
+            }
             m_workloads->appendRow({label, status,
                 cell(w.latencyMicros > 0 ? q(formatMicros(w.latencyMicros)) : QString(), w.latencyMicros),
                 cell(q(formatMicros(w.baselineLatencyMicros)), w.baselineLatencyMicros),

@@ -111,7 +111,7 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     evalForm->addRow(tr("Confinement"), m_confine);
     m_sanitizeFailures = new QComboBox(evaluation);
     m_sanitizeFailures->setObjectName(QStringLiteral("sanitizeFailures"));
-    m_sanitizeFailures->addItem(tr("No"), QString());
+    m_sanitizeFailures->addItem(tr("Judged as they are, not run again"), QString());
     for (const SanitizerTool tool :
         {SanitizerTool::Memcheck, SanitizerTool::Racecheck, SanitizerTool::Initcheck, SanitizerTool::Synccheck})
         m_sanitizeFailures->addItem(
