@@ -128,6 +128,8 @@ private:
     std::filesystem::path m_sanitizerProgram;
     std::optional<SanitizerReport> m_sanitized;
     bool m_sanitizerMissingSaid = false;
+    bool m_sanitizeConfined = false; // sanitizeFailure's run: confined but for the network
+    std::string m_sanitizeWorkload; // the workload to sanitize; empty: the first shown one
     // The runner the next candidate will use, started now unless it runs or is disabled.
     void startNextRunner();
     bool adoptPreparation(); // the shared preparation's state, once someone made it

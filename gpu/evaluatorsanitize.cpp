@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace ks {
@@ -31,8 +32,16 @@ SanitizerReport Evaluator::sanitize(const fs::path& source, SanitizerTool tool)
     }
     m_sanitizeWith = tool;
     m_sanitized.reset();
+    struct Reset { // whatever evaluate() does, the next evaluation is an ordinary one
+        Evaluator* self;
+        ~Reset()
+        {
+            self->m_sanitizeWith.reset();
+            self->m_sanitizeConfined = false;
+            self->m_sanitizeWorkload.clear();
+        }
+    } reset {this};
     const Evaluation e = evaluate(source);
-    m_sanitizeWith.reset();
     if (m_sanitized)
         return *m_sanitized;
     // Nothing ran: the candidate did not compile, or the task could not be prepared.
@@ -45,6 +54,15 @@ void Evaluator::sanitizeFailure(const fs::path& source, Evaluation& e)
     if (m_settings.backend != Backend::Cuda || m_language != Language::Cuda)
         return; // the tools check CUDA kernels only
     const auto start = std::chrono::steady_clock::now();
+    // No person asked for this run of model-written code: confined as every other run (but for
+    // the network, which the tool needs), on the first workload it failed that the code policy
+    // may be shown.
+    m_sanitizeConfined = true;
+    for (const WorkloadEvaluation& w : e.workloads)
+        if (w.status != Verdict::Passed && !w.heldOut) {
+            m_sanitizeWorkload = w.id;
+            break;
+        }
     SanitizerReport report = sanitize(source, *m_settings.sanitizeFailures);
     e.phases["sanitizer"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!report.complete && report.findings.empty()) {
@@ -63,10 +81,23 @@ void Evaluator::sanitizeFailure(const fs::path& source, Evaluation& e)
 void Evaluator::runSanitized(const fs::path& library)
 {
     RunnerJob job = makeJob(library, "sanitize-" + std::to_string(++m_jobCounter), false);
+    // One call: of the workload asked for, else the first the code policy may be shown.
+    const std::vector<std::string>& heldOut = m_task.definition.heldOutWorkloads;
+    auto pick = std::find_if(job.calls.begin(), job.calls.end(), [&](const RunnerCall& c) {
+        return m_sanitizeWorkload.empty() ? std::find(heldOut.begin(), heldOut.end(), c.id) == heldOut.end()
+                                          : c.id == m_sanitizeWorkload;
+    });
+    if (pick == job.calls.end())
+        pick = job.calls.begin();
+    std::rotate(job.calls.begin(), pick, pick + 1);
     job.calls.resize(1);
     job.wrapper = sanitizerCommand(m_sanitizerProgram, *m_sanitizeWith);
-    // The tools slow kernels by one to two orders of magnitude, and start slowly themselves.
+    job.wrapperConfined = m_sanitizeConfined;
+    // The tools slow kernels by one to two orders of magnitude, and start slowly themselves; a
+    // run for the code policy gets at most 3 minutes of a search's time.
     job.timeout = m_settings.runTimeout.count() > 0 ? m_settings.runTimeout : std::chrono::minutes(10);
+    if (m_sanitizeConfined)
+        job.timeout = std::min<std::chrono::milliseconds>(job.timeout, std::chrono::minutes(3));
     const DeviceQueue::Turn deviceTurn = DeviceQueue::of("cuda:" + job.cudaVisibleDevices).take(); // until it ends
     const RunnerJobResult run = runRunnerJob(job);
     SanitizerReport report = readSanitizerOutput(*m_sanitizeWith, run.process);

@@ -75,8 +75,8 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
     if (!m_kind.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;
     if (!m_kind.wrapper.empty()) {
-        if (!m_kind.python)
-            sub.argv.emplace_back("--under-tool"); // keeps the network: the tool talks to it on loopback
+        if (!m_kind.python) // keeps the network: the tool talks to it on loopback
+            sub.argv.emplace_back(m_kind.wrapperConfined ? "--confined-under-tool" : "--under-tool");
         sub.argv.insert(sub.argv.begin(), m_kind.wrapper.begin(), m_kind.wrapper.end());
         sub.environment["KSEARCH_CUPTI_SPANS"] = "0"; // the tool drives CUPTI itself; nothing is timed
     }

@@ -21,6 +21,10 @@ struct RunnerKind {
     // Words put before the runner's command line (a tool it runs under, as compute-sanitizer);
     // such a runner is waited for to the end, since the tool reports after the runner exits.
     std::vector<std::string> wrapper;
+    // Under a wrapper: true keeps the namespaces, filesystem and limits (only the network stays,
+    // which the tool needs), for runs no person asked for; false drops them, as a person's own
+    // compute-sanitizer run of an attempt always has.
+    bool wrapperConfined = false;
     bool confined = true; // false: started with --unconfined (a person turned confinement off)
 
     bool operator==(const RunnerKind&) const = default;

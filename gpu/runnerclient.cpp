@@ -198,7 +198,7 @@ bool lastLineSaysFinished(const fs::path& file)
 
 RunnerKind runnerKind(const RunnerJob& job)
 {
-    return {job.backend, job.cudaVisibleDevices, job.python, job.wrapper, job.confine};
+    return {job.backend, job.cudaVisibleDevices, job.python, job.wrapper, job.wrapperConfined, job.confine};
 }
 
 RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner)

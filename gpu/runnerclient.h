@@ -64,6 +64,7 @@ struct RunnerJob {
     // lines); the library is then the candidate's .py file. nullopt for compiled libraries.
     std::optional<PythonRuntime> python;
     std::vector<std::string> wrapper; // RunnerKind::wrapper: a tool the runner runs under
+    bool wrapperConfined = false; // RunnerKind::wrapperConfined
     // A host runner's limits on its own process (protocol.h, Job::fileLimitBytes and
     // memoryLimitBytes); 0: the runner's defaults.
     std::uint64_t fileLimitBytes = 0;

@@ -186,7 +186,7 @@ void TestJournalEvent::refusesWhatIsNotAnEvent_data()
                                   << "unknown event type 'teleport'";
     QTest::newRow("seq of the wrong type") << R"({"type": "paused", "seq": "7"})"
                                            << "paused: field 'seq' has the wrong type";
-    QTest::newRow("inserted not strings") << R"({"type": "tree_edit", "inserted": [1]})"
+    QTest::newRow("inserted not strings") << R"({"type": "tree_edit", "purpose": "init", "inserted": [1]})"
                                           << "tree_edit: field 'inserted' must be a list of strings";
     QTest::newRow("resumed not a bool") << R"({"type": "run_started", "resumed": 1})"
                                         << "run_started: field 'resumed' has the wrong type";
@@ -194,6 +194,8 @@ void TestJournalEvent::refusesWhatIsNotAnEvent_data()
                                      << "exchange: field 'purpose' names no known purpose";
     QTest::newRow("unknown prompt") << R"({"type": "candidate", "node": "n1", "prompt": "hope"})"
                                     << "candidate: field 'prompt' names no known purpose";
+    QTest::newRow("purpose missing") << R"({"type": "edit_rejected", "node": "n1"})"
+                                     << "edit_rejected: field 'purpose' is missing";
     QTest::newRow("purpose not a string") << R"({"type": "tree_edit", "purpose": 3})"
                                           << "tree_edit: field 'purpose' has the wrong type";
 }

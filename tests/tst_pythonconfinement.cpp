@@ -40,6 +40,7 @@ private slots:
     void forkedProcessesDieWithTheRunner();
     void allocationsPastTheMemoryLimitFail();
     void forksPastTheProcessLimitFail();
+    void interpreterInAHomeFolderStillImports();
     void threadsOutsideTheNamespaceAreFound_data();
     void threadsOutsideTheNamespaceAreFound();
 
@@ -248,6 +249,44 @@ void TestPythonConfinement::forksPastTheProcessLimitFail()
     QVERIFY2(forked >= 300 && forked < 400, qPrintable(QString::number(forked)));
     QCOMPARE(error, EAGAIN);
     QTRY_VERIFY_WITH_TIMEOUT(test::processesNamed(marker).empty(), 5000);
+}
+
+// A Python in a virtual environment under the (hidden) home folder, as conda, a venv or
+// ~/.local keep one: the candidate imports a module of that environment's site-packages only
+// once the filesystem is narrowed. The runner keeps the interpreter's prefixes and import path
+// readable, so the import works and the candidate passes.
+void TestPythonConfinement::interpreterInAHomeFolderStillImports()
+{
+    const fs::path venv = fs::path(m_home->path().toStdString()) / "venv";
+    QProcess make;
+    make.start(QString::fromStdString(m_python),
+        {u"-m"_qs, u"venv"_qs, u"--without-pip"_qs, u"--system-site-packages"_qs,
+            QString::fromStdString(venv.string())});
+    QVERIFY(make.waitForFinished(120000));
+    if (make.exitCode() != 0)
+        QSKIP(qPrintable(
+            u"no virtual environment could be made here: "_qs + QString::fromUtf8(make.readAllStandardError())));
+    const std::string python = (venv / "bin" / "python3").string();
+    QProcess where;
+    where.start(QString::fromStdString(python), {u"-c"_qs, u"import site; print(site.getsitepackages()[0])"_qs});
+    QVERIFY(where.waitForFinished(60000));
+    const fs::path sitePackages = QString::fromUtf8(where.readAllStandardOutput()).trimmed().toStdString();
+    QVERIFY2(sitePackages.string().rfind(venv.string(), 0) == 0, sitePackages.c_str());
+    test::writeText(sitePackages / "ks_venv_helper.py", "def scale(x, alpha, y):\n    y.copy_(x * alpha)\n");
+    const fs::path workDir = m_root / "work-venv";
+    auto ev = test::makeScaleEvaluator(m_root, workDir, 30s, [&](EvaluatorSettings& s) {
+        s.language = Language::Python;
+        s.python = python;
+    });
+    const fs::path source = m_root / "candidates" / "venv.py";
+    test::writeText(
+        source, "def run(x, alpha, y):\n    import ks_venv_helper\n    ks_venv_helper.scale(x, alpha, y)\n");
+    const Evaluation e = ev->evaluate(source);
+    const auto env = test::runnerEnvironment(workDir, "candidate-1");
+    QVERIFY2(env.has_value(), e.log.c_str());
+    if (!env->filesystemConfined)
+        QSKIP("the Python runner reported filesystem_confined: false");
+    QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
 }
 
 void TestPythonConfinement::threadsOutsideTheNamespaceAreFound_data()

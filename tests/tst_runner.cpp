@@ -12,6 +12,7 @@
 #include <csignal>
 #include <devicequeue.h>
 #include <runnerclient.h>
+#include <unistd.h>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -29,6 +30,8 @@ private slots:
     void kernels_data();
     void kernels();
     void missingEntryPoint();
+    void underAToolConfinedOrNot_data();
+    void underAToolConfinedOrNot();
     void crashStopsOnlyTheRestOfTheJob();
     void sharedInputsCannotBeRewritten();
     void unwrittenOutputsAreNotJudged();
@@ -246,6 +249,36 @@ void TestRunner::missingEntryPoint()
     const RunnerJobResult r = runRunnerJob(job(lib.library, 1));
     QVERIFY2(r.loadError.find("ks_run") != std::string::npos, r.loadError.c_str());
     QCOMPARE(r.calls[0].status, RunnerCallOutcome::Status::NotRun);
+}
+
+void TestRunner::underAToolConfinedOrNot_data()
+{
+    QTest::addColumn<bool>("confined");
+    QTest::newRow("a person's run under a tool: unconfined") << false;
+    QTest::newRow("a run for the code policy: confined but for the network") << true;
+}
+
+// A runner under a tool (env here, compute-sanitizer for real) keeps the network, which the tool
+// talks to its injection over. A person's own run of an attempt under it drops the rest too; a
+// failed candidate's run that ksearch makes for the code policy (sanitizeFailures) keeps it: the
+// model's code never gets a run less confined than its evaluation by failing on purpose.
+void TestRunner::underAToolConfinedOrNot()
+{
+    QFETCH(bool, confined);
+    const CompileResult lib = build(confined ? "tool-confined" : "tool-unconfined",
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {"
+        " for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; return 0; }");
+    QVERIFY(lib.ok);
+    RunnerJob j = job(lib.library, 1);
+    j.wrapper = {"/usr/bin/env"};
+    j.wrapperConfined = confined;
+    const RunnerJobResult r = runRunnerJob(j);
+    QVERIFY(allCallsCorrect(j, r));
+    QVERIFY(!r.environment.networkIsolated);
+    if (confined && !r.environment.processesContained && ::geteuid() != 0)
+        QSKIP("no namespaces for an ordinary user without the user namespace the network's isolation makes");
+    QCOMPARE(r.environment.processesContained, confined);
+    QCOMPARE(r.environment.filesystemConfined, confined);
 }
 
 void TestRunner::crashStopsOnlyTheRestOfTheJob()

@@ -20,11 +20,13 @@ public:
     }
 
     void take(const char* key, std::string& out) { get(key, out, &json::is_string); }
+    // Required: a call, an edit or a refusal without a purpose says nothing the state can use
+    // (read as the default, an edit would pass for the world model's first).
     void take(const char* key, Purpose& out)
     {
         std::string name;
         if (!m_rest.contains(key))
-            return;
+            return fail(key, "is missing");
         take(key, name);
         if (const auto p = parsePurpose(name))
             out = *p;

@@ -163,7 +163,7 @@ std::string baselineTargets(const Task& task, const SearchState& state)
             continue;
         std::string s = "Baseline to beat (J = 100 matches it), per workload:";
         for (const auto& w : e.workloads)
-            if (w.baselineLatencyMicros > 0 && w.scored)
+            if (w.baselineLatencyMicros > 0 && w.scored && !w.heldOut)
                 s += "\n  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id)
                     + "): " + num(w.baselineLatencyMicros) + " us"
                     + (w.floorMicros > 0 ? " (physical floor " + num(w.floorMicros) + " us)" : "");

@@ -48,6 +48,16 @@ std::string pythonLiteral(const std::string& text)
     return out + "'";
 }
 
+// Text for a "#" comment: one line, whatever the workload ids and axis names hold.
+std::string commentText(const std::string& text)
+{
+    std::string out = text;
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
+    return out;
+}
+
 bool isIdentifier(const std::string& s)
 {
     static const std::set<std::string> keywords {"False", "None", "True", "and", "as", "assert", "async", "await",
@@ -94,8 +104,9 @@ std::string pythonDispatchSource(const DispatchPlan& plan, const Definition& def
     std::vector<std::string> names;
     for (const auto& list : {&definition.inputs, &definition.outputs})
         for (const TensorSpec& t : *list)
-            names.push_back(
-                isIdentifier(t.name) && t.name.rfind("_ks", 0) != 0 ? t.name : "arg" + std::to_string(names.size()));
+            names.push_back(isIdentifier(t.name) && t.name.rfind("_ks", 0) != 0
+                    ? t.name
+                    : "_ks_arg" + std::to_string(names.size()));
     std::ostringstream out;
     out << "\"\"\"A dispatching program made by `ksearch export --dispatch`: each call runs the attempt fastest\n"
            "on the nearest known shape (variant 0: the best single program). The variants' sources are\n"
@@ -103,15 +114,15 @@ std::string pythonDispatchSource(const DispatchPlan& plan, const Definition& def
            "linecache). The shape is read from the tensors' sizes; a variant that returns its outputs is\n"
            "called and its results copied into the outputs given.\"\"\"\n\n"
            "import inspect\nimport linecache\nimport math\nimport sys\nimport types\n\n"
-           "_N_INPUTS, _N_OUTPUTS = "
-        << definition.inputs.size() << ", " << definition.outputs.size() << "\n\n_SOURCES = [\n";
+           "_ks_N_INPUTS, _ks_N_OUTPUTS = "
+        << definition.inputs.size() << ", " << definition.outputs.size() << "\n\n_ks_SOURCES = [\n";
     for (std::size_t i = 0; i < plan.variants.size(); ++i)
         out << "    # variant " << i << ": attempt " << plan.variants[i].attempt << ", program "
             << plan.variants[i].program << "\n    " << pythonLiteral(source(plan.variants[i].program)) << ",\n";
     out << "]\n\n# The known shapes: log(1 + axis) of ";
     for (std::size_t k = 0; k < axes.size(); ++k)
-        out << (k ? ", " : "") << axes[k].axis;
-    out << ", and the variant each runs.\n_SHAPES = [\n";
+        out << (k ? ", " : "") << commentText(axes[k].axis);
+    out << ", and the variant each runs.\n_ks_SHAPES = [\n";
     char literal[40];
     for (const DispatchPlan::Case& c : plan.cases) {
         out << "    ((";
@@ -122,60 +133,63 @@ std::string pythonDispatchSource(const DispatchPlan& plan, const Definition& def
                 literal, sizeof literal, "%.17g", std::log1p(static_cast<double>(it != c.axes.end() ? it->second : 0)));
             out << literal << (axes.size() == 1 ? "," : k + 1 < axes.size() ? ", " : "");
         }
-        out << "), " << c.variant << "),  # workload " << c.workload << ":";
+        out << "), " << c.variant << "),  # workload " << commentText(c.workload) << ":";
         for (const auto& [axis, value] : c.axes)
-            out << " " << axis << " " << value;
+            out << " " << commentText(axis) << " " << value;
         out << "\n";
     }
     out << "]\n\n\n"
-           "def _load(index):\n"
+           "def _ks_load(index):\n"
            "    name = \"ks_dispatch_variant_%d\" % index\n"
            "    filename = \"<%s>\" % name\n"
-           "    text = _SOURCES[index]\n"
+           "    text = _ks_SOURCES[index]\n"
            "    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)\n"
            "    module = types.ModuleType(name)\n"
            "    module.__file__ = filename\n"
            "    sys.modules[name] = module\n"
            "    exec(compile(text, filename, \"exec\"), module.__dict__)\n"
            "    return module.run\n\n\n"
-           "def _destination_passing(fn):\n"
+           "def _ks_destination_passing(fn):\n"
            "    \"\"\"As the Python runner decides it: the inputs and then the outputs, or the inputs alone.\"\"\"\n"
-           "    params = list(inspect.signature(fn).parameters.values())\n"
+           "    try:\n"
+           "        params = list(inspect.signature(fn).parameters.values())\n"
+           "    except (TypeError, ValueError):\n"
+           "        return True\n"
            "    if any(p.kind == p.VAR_POSITIONAL for p in params):\n"
            "        return True\n"
            "    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]\n"
            "    required = [p for p in positional if p.default is p.empty]\n"
-           "    return len(required) <= _N_INPUTS + _N_OUTPUTS <= len(positional)\n\n\n"
-           "def _caller(fn):\n"
-           "    if _destination_passing(fn):\n"
+           "    return len(required) <= _ks_N_INPUTS + _ks_N_OUTPUTS <= len(positional)\n\n\n"
+           "def _ks_caller(fn):\n"
+           "    if _ks_destination_passing(fn):\n"
            "        return lambda args: fn(*args)\n\n"
            "    def returning(args):\n"
-           "        result = fn(*args[:_N_INPUTS])\n"
+           "        result = fn(*args[:_ks_N_INPUTS])\n"
            "        results = result if isinstance(result, (tuple, list)) else (result,)\n"
-           "        for given, made in zip(args[_N_INPUTS:], results):\n"
+           "        for given, made in zip(args[_ks_N_INPUTS:], results):\n"
            "            given.copy_(made)\n"
            "    return returning\n\n\n"
-           "_CALLS = [_caller(_load(i)) for i in range(len(_SOURCES))]\n"
-           "_CHOSEN = {}\n\n\n"
-           "def _variant(shape):\n"
+           "_ks_CALLS = [_ks_caller(_ks_load(i)) for i in range(len(_ks_SOURCES))]\n"
+           "_ks_CHOSEN = {}\n\n\n"
+           "def _ks_variant(shape):\n"
            "    point = [math.log1p(v) for v in shape]\n"
-           "    nearest = min(_SHAPES, key=lambda known: sum((a - b) ** 2 for a, b in zip(point, known[0])))\n"
+           "    nearest = min(_ks_SHAPES, key=lambda known: sum((a - b) ** 2 for a, b in zip(point, known[0])))\n"
            "    return nearest[1]\n\n\n"
            "def run(";
     for (std::size_t i = 0; i < names.size(); ++i)
         out << (i ? ", " : "") << names[i];
-    out << "):\n    args = (";
+    out << "):\n    _ks_args = (";
     for (std::size_t i = 0; i < names.size(); ++i)
         out << names[i] << (names.size() == 1 || i + 1 < names.size() ? ", " : "");
-    out << ")\n    shape = (";
+    out << ")\n    _ks_shape = (";
     for (std::size_t k = 0; k < axes.size(); ++k)
         out << names[static_cast<std::size_t>(axes[k].parameter)] << ".shape[" << axes[k].dim << "]"
             << (axes.size() == 1 || k + 1 < axes.size() ? ", " : "");
     out << ")\n"
-           "    variant = _CHOSEN.get(shape)\n"
-           "    if variant is None:\n"
-           "        variant = _CHOSEN[shape] = _variant(shape)\n"
-           "    return _CALLS[variant](args)\n";
+           "    _ks_chosen = _ks_CHOSEN.get(_ks_shape)\n"
+           "    if _ks_chosen is None:\n"
+           "        _ks_chosen = _ks_CHOSEN[_ks_shape] = _ks_variant(_ks_shape)\n"
+           "    return _ks_CALLS[_ks_chosen](_ks_args)\n";
     return out.str();
 }
 

@@ -29,6 +29,10 @@ namespace {
 
 constexpr int kEnvironmentExit = 3; // ksearch-runner's exit code for a machine that cannot run the job
 
+// Whether this process made its private mount namespace (privateMountNamespace): confineFilesystem
+// mounts nothing without one.
+bool g_privateMounts = false;
+
 // Closes every descriptor but `keep` (-1: none) in a process that holds no candidate code.
 void closeAllBut(int keep)
 {
@@ -196,12 +200,16 @@ bool everyThreadSharesTheMountNamespace()
     if (::stat("/proc/self/ns/mnt", &own) != 0)
         return false;
     std::error_code ec;
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::filesystem::directory_iterator task("/proc/self/task", ec), end;
+    for (; !ec && task != end; task.increment(ec)) {
         struct stat theirs {
         };
-        // A thread that ended since the listing has no namespace to be in.
-        if (::stat((task.path() / "ns" / "mnt").c_str(), &theirs) == 0
-            && (theirs.st_dev != own.st_dev || theirs.st_ino != own.st_ino))
+        if (::stat((task->path() / "ns" / "mnt").c_str(), &theirs) != 0) {
+            if (errno == ENOENT || errno == ESRCH)
+                continue; // a thread that ended since the listing has no namespace to be in
+            return false;
+        }
+        if (theirs.st_dev != own.st_dev || theirs.st_ino != own.st_ino)
             return false;
     }
     return !ec;
@@ -267,7 +275,8 @@ bool isolateNetwork(bool allowUserNamespace)
 
 bool privateMountNamespace()
 {
-    return ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+    g_privateMounts = ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+    return g_privateMounts;
 }
 
 // Everything the candidate starts lives in a PID namespace whose init is a process of the
@@ -385,18 +394,29 @@ void dropPrivileges()
 // had: nothing is covered when the job's folder could not be kept; after that, when a mount could
 // not be made read-only (the check below), /proc not replaced, or a thread found in another mount
 // namespace, the confinement is partial and reported as none. Paths are absolute and canonical.
-bool confineFilesystem(const std::string& jobDir, const std::string& library, std::uint64_t tmpBytes)
+bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>& readable, std::uint64_t tmpBytes)
 {
+    if (!g_privateMounts) { // in the system's namespace these mounts would cover the machine's folders
+        std::cerr << "ksearch-runner: the filesystem is not confined: no private mount namespace\n";
+        return false;
+    }
     const int job = ::open(jobDir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    const int lib = ::open(library.c_str(), O_PATH | O_CLOEXEC); // none: dlopen will say why
+    std::vector<int> kept; // opened before anything covers them: the readable paths, in order
+    for (const std::string& path : readable)
+        kept.push_back(::open(path.c_str(), O_PATH | O_CLOEXEC)); // none: its user will say why
     std::vector<std::string> mounted; // in order: undone last first when the job's folder is lost
+    auto closeAll = [&] {
+        for (const int fd : kept)
+            if (fd >= 0)
+                ::close(fd);
+        if (job >= 0)
+            ::close(job);
+    };
     auto fail = [&] {
         std::cerr << "ksearch-runner: the filesystem is not confined: " << std::strerror(errno) << "\n";
         for (auto m = mounted.rbegin(); m != mounted.rend(); ++m)
             ::umount2(m->c_str(), MNT_DETACH);
-        for (const int fd : {job, lib})
-            if (fd >= 0)
-                ::close(fd);
+        closeAll();
         return false;
     };
     if (job < 0)
@@ -428,14 +448,16 @@ bool confineFilesystem(const std::string& jobDir, const std::string& library, st
     if (!bindAt(job, jobDir, true)) // always: a mount of its own stays writable below
         return fail();
     mounted.push_back(jobDir);
-    if (lib >= 0 && !shows(library, lib)) {
-        if (!bindAt(lib, library, false))
+    for (std::size_t i = 0; i < readable.size(); ++i) { // a parent bound back shows its children
+        struct stat st {
+        };
+        if (kept[i] < 0 || shows(readable[i], kept[i]) || ::fstat(kept[i], &st) != 0)
+            continue;
+        if (!bindAt(kept[i], readable[i], S_ISDIR(st.st_mode)))
             return fail();
-        mounted.push_back(library);
+        mounted.push_back(readable[i]);
     }
-    ::close(job);
-    if (lib >= 0)
-        ::close(lib);
+    closeAll();
 
     // Everything else read-only: every mount that can be reached by its path (one laid under a
     // tmpfs above, or under another mount, cannot be written through it either). Automount

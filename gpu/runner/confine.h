@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ksr {
 
@@ -45,10 +46,12 @@ std::uint64_t limitProcesses(std::uint64_t limit, bool inOwnPidNamespace);
 
 // The candidate's view of the filesystem: read-only but its job's folder and a private /tmp and
 // /dev/shm of tmpBytes each, the home folders and /run hidden, /proc the namespace's own, working
-// directory the job's folder. Needs the private mount namespace and the PID namespace; true only
-// when all of it holds and every thread of the process sees it. `library` (the candidate's file)
-// stays readable where a hidden folder covered it. Paths absolute and canonical.
-bool confineFilesystem(const std::string& jobDir, const std::string& library, std::uint64_t tmpBytes);
+// directory the job's folder. Needs the private mount namespace (refused without it) and the PID
+// namespace; true only when all of it holds and every thread of the process sees it. The
+// `readable` paths (the candidate's file; for Python, the interpreter's prefixes and import path,
+// which a virtual environment or ~/.local may keep under a home folder) stay readable where a
+// hidden folder covered them. Paths absolute and canonical.
+bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>& readable, std::uint64_t tmpBytes);
 
 // A runner's file size limit when the job names none; also the size of the private /tmp.
 inline constexpr std::uint64_t kDefaultFileLimitBytes = std::uint64_t {1} << 30;

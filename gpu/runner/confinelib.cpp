@@ -7,6 +7,9 @@
 #include "confine.h"
 
 #include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #define KS_CONFINE_API extern "C" __attribute__((visibility("default")))
 
@@ -48,12 +51,18 @@ KS_CONFINE_API std::uint64_t ks_confine_limit_processes(std::uint64_t limit, int
     return ksr::limitProcesses(limit, inOwnPidNamespace != 0);
 }
 
-// 1: the filesystem is confined to the job's folder (see confine.h). tmpBytes 0: the default.
-KS_CONFINE_API int ks_confine_filesystem(const char* jobDir, const char* candidate, std::uint64_t tmpBytes)
+// 1: the filesystem is confined to the job's folder (see confine.h). `readable`: the paths kept
+// readable, one per line (the candidate's file first). tmpBytes 0: the default.
+KS_CONFINE_API int ks_confine_filesystem(const char* jobDir, const char* readable, std::uint64_t tmpBytes)
 {
-    if (!jobDir || !candidate)
+    if (!jobDir || !readable)
         return 0;
-    return ksr::confineFilesystem(jobDir, candidate, tmpBytes ? tmpBytes : ksr::kDefaultFileLimitBytes) ? 1 : 0;
+    std::vector<std::string> paths;
+    std::istringstream lines(readable);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty())
+            paths.push_back(line);
+    return ksr::confineFilesystem(jobDir, paths, tmpBytes ? tmpBytes : ksr::kDefaultFileLimitBytes) ? 1 : 0;
 }
 
 // The limits in force afterwards, written to *fileBytes and *memoryBytes (0: none).

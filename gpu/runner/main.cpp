@@ -49,9 +49,11 @@ struct ReadyBackend {
 };
 
 // underTool: the runner runs under a tool (compute-sanitizer) that talks to its injection in this
-// process over TCP on loopback, which a network namespace of its own would cut.
+// process over TCP on loopback, which a network namespace of its own would cut; toolConfined: the
+// rest of the confinement is kept all the same (a run no person asked for: a failed candidate
+// sanitized for the code policy), else none is made (a person's own sanitizer run of an attempt).
 // confine: false when a person turned confinement off: neither namespace is made.
-ReadyBackend prepareBackend(const std::string& name, bool confine, bool underTool = false)
+ReadyBackend prepareBackend(const std::string& name, bool confine, bool underTool = false, bool toolConfined = false)
 {
     ReadyBackend ready;
     ready.confine = confine;
@@ -61,7 +63,7 @@ ReadyBackend prepareBackend(const std::string& name, bool confine, bool underToo
     // confineFilesystem later narrows. A CUDA runner has no user namespace to make them, so needs
     // root, and a /proc of its own (ownProcPossible).
     const bool cuda = name == "cuda";
-    const bool confinable = confine && (name == "host" || cuda) && !underTool;
+    const bool confinable = confine && (name == "host" || cuda) && (!underTool || toolConfined);
     ready.privateMounts = confinable && ksr::privateMountNamespace();
     ready.processesContained =
         confinable && (!cuda || (ready.privateMounts && ksr::ownProcPossible())) && ksr::containChildProcesses();
@@ -121,7 +123,8 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     // files and the driver's sockets under /run). Before any file is opened for writing: a mount
     // is not made read-only while a file on it is open for writing (EBUSY).
     const bool confined = confine && ready.privateMounts && ready.processesContained
-        && ksr::confineFilesystem(dir, library, job.fileLimitBytes ? job.fileLimitBytes : ksr::kDefaultFileLimitBytes);
+        && ksr::confineFilesystem(
+            dir, {library}, job.fileLimitBytes ? job.fileLimitBytes : ksr::kDefaultFileLimitBytes);
     const ksr::AppliedLimits limits =
         confine ? ksr::limitResources(job.fileLimitBytes, job.memoryLimitBytes) : ksr::AppliedLimits {};
     ksr::Backend* backend = ready.backend.get();
@@ -218,10 +221,10 @@ int runJob(const std::string& dir)
 }
 
 // Started ahead of its job: everything up to a ready backend now, then the job from the socket.
-int runHandedOverJob(const std::string& backendName, int socket, bool underTool, bool confine)
+int runHandedOverJob(const std::string& backendName, int socket, bool underTool, bool toolConfined, bool confine)
 {
     ::fcntl(socket, F_SETFD, FD_CLOEXEC); // nothing this process may start inherits it
-    ReadyBackend ready = prepareBackend(backendName, confine, underTool);
+    ReadyBackend ready = prepareBackend(backendName, confine, underTool, toolConfined);
     if (!ready.backend)
         return ready.failure;
     const auto received = ksr::receiveJob(socket);
@@ -252,22 +255,27 @@ int main(int argc, char** argv)
         std::cout << "ksearch-runner " << KSEARCH_VERSION << "\n";
         return kExitOk;
     }
-    bool underTool = false, confine = true, known = true;
+    bool underTool = false, toolConfined = false, confine = true, known = true;
     for (int i = 5; i < argc; ++i) {
-        underTool = underTool || std::strcmp(argv[i], "--under-tool") == 0;
+        const bool confinedTool = std::strcmp(argv[i], "--confined-under-tool") == 0;
+        toolConfined = toolConfined || confinedTool;
+        underTool = underTool || confinedTool || std::strcmp(argv[i], "--under-tool") == 0;
         confine = confine && std::strcmp(argv[i], "--unconfined") != 0;
-        known = known && (std::strcmp(argv[i], "--under-tool") == 0 || std::strcmp(argv[i], "--unconfined") == 0);
+        known = known
+            && (confinedTool || std::strcmp(argv[i], "--under-tool") == 0 || std::strcmp(argv[i], "--unconfined") == 0);
     }
     const bool handedOver =
         argc >= 5 && known && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
     if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
-        std::cerr << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool] [--unconfined] | "
-                     "--probe | --version\n";
+        std::cerr
+            << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool | --confined-under-tool] "
+               "[--unconfined] | "
+               "--probe | --version\n";
         return kExitUsage;
     }
     try {
         if (handedOver)
-            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool, confine);
+            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool, toolConfined, confine);
         return runJob(argv[2]);
     } catch (const std::exception& e) {
         std::cerr << "ksearch-runner: " << e.what() << "\n";

@@ -87,19 +87,20 @@ class Confinement:
         mount is not made read-only while a file on it is open so)."""
         if self.lib is None or job.get("confine", True) is False:
             return
-        self.process_limit = self.lib.ks_confine_limit_processes(job.get("process_limit", 0), int(self.processes))
+        count = lambda key: int(job.get(key) or 0)  # absent or null: the runner's default
+        self.process_limit = self.lib.ks_confine_limit_processes(count("process_limit"), int(self.processes))
         if self.private_mounts and self.processes:
             candidate = os.path.realpath(job["library"])
-            tmp_bytes = job.get("file_limit_bytes", 0)
+            readable = [candidate] + interpreter_paths()
             self.filesystem = self.lib.ks_confine_filesystem(
-                os.path.realpath(job_dir).encode(), candidate.encode(), tmp_bytes) == 1
+                os.path.realpath(job_dir).encode(), "\n".join(readable).encode(), count("file_limit_bytes")) == 1
             job["library"] = candidate  # a relative path would now start from the job's folder
-        if self.filesystem:
-            # The search's Triton cache is read-only now: a job's own keeps one candidate from
+            # The search's Triton cache may be read-only now (all of it but the job's folder is,
+            # even where the confinement fell short), and a job's own keeps one candidate from
             # planting compiled kernels for another (the baseline's among them).
             os.environ["TRITON_CACHE_DIR"] = os.path.join(os.path.realpath(job_dir), "triton-cache")
         file_limit, memory_limit = ctypes.c_uint64(0), ctypes.c_uint64(0)
-        self.lib.ks_confine_limit_resources(job.get("file_limit_bytes", 0), job.get("memory_limit_bytes", 0),
+        self.lib.ks_confine_limit_resources(count("file_limit_bytes"), count("memory_limit_bytes"),
                                             ctypes.byref(file_limit), ctypes.byref(memory_limit))
         self.file_limit, self.memory_limit = file_limit.value, memory_limit.value
 
@@ -109,6 +110,19 @@ class Confinement:
                 "filesystem_confined": self.filesystem, "file_limit_bytes": self.file_limit,
                 "memory_limit_bytes": self.memory_limit, "process_limit": self.process_limit,
                 "confinement_off": self.off}
+
+
+def interpreter_paths():
+    """What the interpreter reads from after the filesystem is narrowed: its prefixes and import
+    path, kept readable where they lie under a hidden home folder (a virtual environment, conda,
+    ~/.local: torch's lazily imported modules, triton and its ptxas, the nvidia-* wheels' libraries)."""
+    paths = []
+    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + list(sys.path):
+        if p and os.path.isabs(p) and os.path.exists(p) and "\n" not in p:
+            real = os.path.realpath(p)
+            if real not in paths:
+                paths.append(real)
+    return sorted(paths, key=len)  # parents first: one bound back shows its children
 
 
 def load_confine():
@@ -872,6 +886,7 @@ def renumber_descriptors(job, descriptors):
 
 
 def run_job(job_dir):
+    job_dir = os.path.realpath(job_dir)  # the confined process works in it: relative would break
     job = read_job(job_dir)
     ready = ready_device(job.get("backend"), job.get("confine", True) is not False)
     if isinstance(ready, int):
