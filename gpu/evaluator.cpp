@@ -593,6 +593,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         call.repeat = true;
     double waited = 0.0, exitWait = 0.0;
     const RunnerJobResult run = runOnDevice(job, waited, exitWait, std::move(m_nextRunner));
+    m_runsStartedAhead += run.startedAhead ? 1 : 0;
     e.candidateSeconds = secondsSince(runStart);
     startNextRunner(); // comes up while this one is judged and the next is written
     if (run.environment.copyBandwidthGBs > 0)
@@ -654,7 +655,10 @@ void Evaluator::startNextRunner()
     if (m_nextRunner || !m_settings.prestartRunners || !m_prepared || m_exclusiveDevice
         || (python && m_python.script.empty()))
         return;
-    RunnerKind kind {m_settings.backend, m_settings.cudaVisibleDevices, std::nullopt, {}, m_settings.confineCandidates};
+    RunnerKind kind;
+    kind.backend = m_settings.backend;
+    kind.cudaVisibleDevices = m_settings.cudaVisibleDevices;
+    kind.confined = m_settings.confineCandidates;
     if (python)
         kind.python = m_python;
     m_nextRunner = std::make_unique<PrestartedRunner>(std::move(kind));

@@ -89,6 +89,9 @@ public:
     Evaluation evaluate(const std::filesystem::path& source) override;
     std::string sourceSuffix() const override { return languageSuffix(m_language); }
     Language language() const { return m_language; }
+    // How many candidates ran in a runner started ahead of them (EvaluatorSettings::prestartRunners):
+    // every one but the first, unless a runner died or the settings keep them from starting ahead.
+    int runsStartedAhead() const { return m_runsStartedAhead; }
     // The device's name once environmentProblem() or an evaluation has seen it.
     std::string targetDescription() const override;
     std::string compilerDescription() const;
@@ -128,6 +131,7 @@ private:
     std::filesystem::path m_sanitizerProgram;
     std::optional<SanitizerReport> m_sanitized;
     bool m_sanitizerMissingSaid = false;
+    int m_runsStartedAhead = 0;
     bool m_sanitizeConfined = false; // sanitizeFailure's run: confined but for the network
     std::string m_sanitizeWorkload; // the workload to sanitize; empty: the first shown one
     // The runner the next candidate will use, started now unless it runs or is disabled.

@@ -16,6 +16,15 @@ namespace fs = std::filesystem;
 
 SanitizerReport Evaluator::sanitize(const fs::path& source, SanitizerTool tool)
 {
+    struct Reset { // however it ends, the next evaluation or sanitizer run is an ordinary one
+        Evaluator* self;
+        ~Reset()
+        {
+            self->m_sanitizeWith.reset();
+            self->m_sanitizeConfined = false;
+            self->m_sanitizeWorkload.clear();
+        }
+    } reset {this};
     SanitizerReport report;
     report.tool = tool;
     if (m_settings.backend != Backend::Cuda || m_language != Language::Cuda) {
@@ -32,15 +41,6 @@ SanitizerReport Evaluator::sanitize(const fs::path& source, SanitizerTool tool)
     }
     m_sanitizeWith = tool;
     m_sanitized.reset();
-    struct Reset { // whatever evaluate() does, the next evaluation is an ordinary one
-        Evaluator* self;
-        ~Reset()
-        {
-            self->m_sanitizeWith.reset();
-            self->m_sanitizeConfined = false;
-            self->m_sanitizeWorkload.clear();
-        }
-    } reset {this};
     const Evaluation e = evaluate(source);
     if (m_sanitized)
         return *m_sanitized;
@@ -87,8 +87,16 @@ void Evaluator::runSanitized(const fs::path& library)
         return m_sanitizeWorkload.empty() ? std::find(heldOut.begin(), heldOut.end(), c.id) == heldOut.end()
                                           : c.id == m_sanitizeWorkload;
     });
-    if (pick == job.calls.end())
+    if (pick == job.calls.end()) {
+        if (m_sanitizeConfined) { // only held-out workloads: nothing of them may reach the code policy
+            SanitizerReport none;
+            none.tool = *m_sanitizeWith;
+            none.problem = "every workload of the run is held out from the code policy";
+            m_sanitized = std::move(none);
+            return;
+        }
         pick = job.calls.begin();
+    }
     std::rotate(job.calls.begin(), pick, pick + 1);
     job.calls.resize(1);
     job.wrapper = sanitizerCommand(m_sanitizerProgram, *m_sanitizeWith);

@@ -198,7 +198,12 @@ bool lastLineSaysFinished(const fs::path& file)
 
 RunnerKind runnerKind(const RunnerJob& job)
 {
-    return {job.backend, job.cudaVisibleDevices, job.python, job.wrapper, job.wrapperConfined, job.confine};
+    return {.backend = job.backend,
+        .cudaVisibleDevices = job.cudaVisibleDevices,
+        .python = job.python,
+        .wrapper = job.wrapper,
+        .wrapperConfined = job.wrapperConfined,
+        .confined = job.confine};
 }
 
 RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRunner> runner)
@@ -234,7 +239,8 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
     result.writeSeconds = since(t0);
     std::sort(fds.begin(), fds.end());
     fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
-    if (!runner || !(runner->kind() == runnerKind(job)) || !runner->alive())
+    result.startedAhead = runner && runner->kind() == runnerKind(job) && runner->alive();
+    if (!result.startedAhead)
         runner = std::make_unique<PrestartedRunner>(runnerKind(job)); // never charge a candidate for a dead one
     const auto t1 = std::chrono::steady_clock::now();
     runner->handOver(job.jobDir, fds, job.timeout);

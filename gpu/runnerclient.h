@@ -127,6 +127,7 @@ struct RunnerJobResult {
     // it lets it finish() before the device's next job; dropping it kills and reaps it.
     std::unique_ptr<PrestartedRunner> exiting;
     std::string loadError; // the library could not be loaded or lacks ks_run
+    bool startedAhead = false; // the job went to the runner started ahead for it
     RunnerEnvironment environment;
     std::vector<RunnerCallOutcome> calls; // one per RunnerCall, in order
 };

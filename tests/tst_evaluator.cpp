@@ -37,6 +37,7 @@ class TestEvaluator : public QObject
 private slots:
     void initTestCase();
     void honestCandidatePasses();
+    void runnersStartedAheadAreUsed();
     void verdicts_data();
     void verdicts();
     void staysResponsiveDuringAHang();
@@ -272,6 +273,22 @@ void TestEvaluator::verdicts()
     QVERIFY2(QString::fromStdString(e.log).contains(logFragment), e.log.c_str());
     if (e.status != Verdict::Passed)
         QCOMPARE(e.score, 0.0);
+}
+
+// Each candidate after the first runs in the runner started ahead of it, while it compiled: its
+// kind (backend, device, language, confinement) is the job's. A session of this one broke that
+// (the kind gained a field and one initialiser filled the wrong one), and every candidate paid a
+// runner's start again; nothing failed.
+void TestEvaluator::runnersStartedAheadAreUsed()
+{
+    auto ev = makeEvaluator();
+    for (const char* name : {"ahead-1", "ahead-2", "ahead-3"}) {
+        const Evaluation e = ev->evaluate(candidate(name,
+            std::string("extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { ") + kLoop
+                + " return 0; }"));
+        QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    }
+    QCOMPARE(ev->runsStartedAhead(), 2);
 }
 
 void TestEvaluator::staysResponsiveDuringAHang()

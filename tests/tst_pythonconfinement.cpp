@@ -35,6 +35,7 @@ class TestPythonConfinement : public QObject
 private slots:
     void initTestCase();
     void candidateCannotWriteOutsideItsFolder();
+    void candidateCannotReadTheHomeFolder_data();
     void candidateCannotReadTheHomeFolder();
     void candidateCannotReachTheNetwork();
     void forkedProcessesDieWithTheRunner();
@@ -139,9 +140,30 @@ void TestPythonConfinement::candidateCannotWriteOutsideItsFolder()
 }
 
 // Reads the secret the test put in its HOME, lists that folder and /root: all behind empty tmpfs.
+void TestPythonConfinement::candidateCannotReadTheHomeFolder_data()
+{
+    QTest::addColumn<bool>("homeOnImportPath");
+    QTest::newRow("plain") << false;
+    // The interpreter's import path is kept readable; a home folder on it (PYTHONPATH, or the
+    // working directory) stays hidden. Two things hold it: the runner binds back no path that
+    // holds a hidden folder, and a recursive bind copies the cover laid on its own folder too
+    // (with the first rule disabled the home stayed hidden, by the second alone).
+    QTest::newRow("the home folder on PYTHONPATH") << true;
+}
+
 void TestPythonConfinement::candidateCannotReadTheHomeFolder()
 {
-    const Outcome o = evaluateEscape("reads-home",
+    QFETCH(bool, homeOnImportPath);
+    const QByteArray before = qgetenv("PYTHONPATH");
+    const auto restore = qScopeGuard([&] {
+        if (before.isEmpty())
+            qunsetenv("PYTHONPATH");
+        else
+            qputenv("PYTHONPATH", before);
+    });
+    if (homeOnImportPath)
+        qputenv("PYTHONPATH", m_home->path().toLocal8Bit());
+    const Outcome o = evaluateEscape(homeOnImportPath ? "reads-home-on-path" : "reads-home",
         "    home = os.environ.get('HOME', '/nonexistent')\n"
         "    try:\n        with open(home + '/secret.txt') as f:\n            return 'read ' + f.read()\n"
         "    except OSError:\n        pass\n"

@@ -29,6 +29,7 @@ class TestPythonRunner : public QObject
 private slots:
     void initTestCase();
     void honestCandidatePasses();
+    void runnersStartedAheadAreUsed();
     void verdicts_data();
     void verdicts();
     void endlessCandidateTimesOut();
@@ -99,6 +100,18 @@ void TestPythonRunner::honestCandidatePasses()
         QVERIFY(w.p25Micros <= w.latencyMicros && w.latencyMicros <= w.p75Micros);
     }
     QVERIFY(e.score > 0);
+}
+
+// The Python runner started ahead (its imports and device context paid while the candidate
+// is checked) is the one the next candidate's job gets.
+void TestPythonRunner::runnersStartedAheadAreUsed()
+{
+    auto ev = makeEvaluator(m_root / "scale");
+    for (const char* name : {"ahead-1", "ahead-2", "ahead-3"}) {
+        const Evaluation e = ev->evaluate(candidate(name, kHonest));
+        QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+    }
+    QVERIFY2(ev->runsStartedAhead() >= 2, qPrintable(QString::number(ev->runsStartedAhead())));
 }
 
 void TestPythonRunner::verdicts_data()

@@ -261,9 +261,14 @@ bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>
         return fail();
     mounted.push_back(jobDir);
     for (std::size_t i = 0; i < readable.size(); ++i) { // a parent bound back shows its children
+        // Never one that holds a hidden folder (a home, bound back whole) or the job's folder
+        // (its writable mount would be covered): an import path may name the working directory.
+        const bool holdsHidden =
+            std::any_of(hidden.begin(), hidden.end(), [&](const std::string& h) { return within(h, readable[i]); });
         struct stat st {
         };
-        if (kept[i] < 0 || shows(readable[i], kept[i]) || ::fstat(kept[i], &st) != 0)
+        if (kept[i] < 0 || holdsHidden || within(jobDir, readable[i]) || shows(readable[i], kept[i])
+            || ::fstat(kept[i], &st) != 0)
             continue;
         if (!bindAt(kept[i], readable[i], S_ISDIR(st.st_mode)))
             return fail();

@@ -113,11 +113,16 @@ class Confinement:
 
 
 def interpreter_paths():
-    """What the interpreter reads from after the filesystem is narrowed: its prefixes and import
-    path, kept readable where they lie under a hidden home folder (a virtual environment, conda,
-    ~/.local: torch's lazily imported modules, triton and its ptxas, the nvidia-* wheels' libraries)."""
+    """What the interpreter reads from after the filesystem is narrowed: its library folders and
+    import path, kept readable where they lie under a hidden home folder (a virtual environment,
+    conda, ~/.local: torch's lazily imported modules, triton and its ptxas, the nvidia-* wheels'
+    libraries). Not its prefixes, which may be a home folder's ~/.local; the runner also refuses
+    any path that holds a hidden folder or the job's (the working directory on the import path)."""
+    import sysconfig
+    installed = sysconfig.get_paths()
     paths = []
-    for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + list(sys.path):
+    for p in [installed.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")] \
+            + [sysconfig.get_config_var("LIBDIR")] + list(sys.path):
         if p and os.path.isabs(p) and os.path.exists(p) and "\n" not in p:
             real = os.path.realpath(p)
             if real not in paths:
