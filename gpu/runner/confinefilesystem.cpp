@@ -233,6 +233,14 @@ bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>
     };
     if (job < 0)
         return fail();
+    // Resolved before anything is covered: a $HOME under /tmp no longer resolves afterwards, and
+    // the readable paths below are checked against it.
+    std::vector<std::string> hidden = {"/root", "/home", "/run"};
+    if (const char* home = std::getenv("HOME"); home && *home == '/')
+        if (char* real = ::realpath(home, nullptr)) {
+            hidden.emplace_back(real);
+            std::free(real);
+        }
     std::vector<std::string> privateDirs; // the writable tmpfs
     const std::string tmpOptions = "size=" + std::to_string(tmpBytes) + ",mode=1777";
     for (const char* dir : {"/tmp", "/dev/shm"}) {
@@ -243,12 +251,6 @@ bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>
         mounted.emplace_back(dir);
         privateDirs.emplace_back(dir);
     }
-    std::vector<std::string> hidden = {"/root", "/home", "/run"};
-    if (const char* home = std::getenv("HOME"); home && *home == '/')
-        if (char* real = ::realpath(home, nullptr)) {
-            hidden.emplace_back(real);
-            std::free(real);
-        }
     for (const std::string& dir : hidden) {
         // Not one already covered (a home under /home), nor the whole system.
         if (dir == "/" || !isDirectory(dir) || std::find(mounted.begin(), mounted.end(), dir) != mounted.end())
@@ -261,10 +263,12 @@ bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>
         return fail();
     mounted.push_back(jobDir);
     for (std::size_t i = 0; i < readable.size(); ++i) { // a parent bound back shows its children
-        // Never one that holds a hidden folder (a home, bound back whole) or the job's folder
-        // (its writable mount would be covered): an import path may name the working directory.
-        const bool holdsHidden =
-            std::any_of(hidden.begin(), hidden.end(), [&](const std::string& h) { return within(h, readable[i]); });
+        // Never one that holds a hidden folder (a home, bound back whole, also where it lay under
+        // /tmp and is now only missing), the system's /tmp or /dev/shm, or the job's folder (its
+        // writable mount would be covered): an import path may name the working directory.
+        const auto holds = [&](const std::string& dir) { return within(dir, readable[i]); };
+        const bool holdsHidden = std::any_of(hidden.begin(), hidden.end(), holds)
+            || std::any_of(privateDirs.begin(), privateDirs.end(), holds);
         struct stat st {
         };
         if (kept[i] < 0 || holdsHidden || within(jobDir, readable[i]) || shows(readable[i], kept[i])
