@@ -145,9 +145,11 @@ void TestPythonConfinement::candidateCannotReadTheHomeFolder_data()
     QTest::addColumn<bool>("homeOnImportPath");
     QTest::newRow("plain") << false;
     // The interpreter's import path is kept readable; a home folder on it (PYTHONPATH, or the
-    // working directory) stays hidden. Two things hold it: the runner binds back no path that
-    // holds a hidden folder, and a recursive bind copies the cover laid on its own folder too
-    // (with the first rule disabled the home stayed hidden, by the second alone).
+    // working directory) stays hidden: the runner binds back no path that holds a hidden folder.
+    // Where the home has a cover of its own, a recursive bind would copy that cover too; where it
+    // lies under /tmp (a clean clone's build folder on CI), the private /tmp is its only cover, and
+    // the rule alone keeps it: the first version resolved $HOME after /tmp was covered, found
+    // nothing, and bound the home back whole (caught by the clean-clone CI run).
     QTest::newRow("the home folder on PYTHONPATH") << true;
 }
 
