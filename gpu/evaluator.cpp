@@ -338,10 +338,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     }
     // Held-out workloads run last: nothing a candidate keeps from one of them (a size it printed
     // or stored) can reach the messages of a shown workload, which the code policy reads.
-    std::stable_partition(chosen.begin(), chosen.end(), [&](const Workload* w) {
-        return std::find(def.heldOutWorkloads.begin(), def.heldOutWorkloads.end(), w->uuid)
-            == def.heldOutWorkloads.end();
-    });
+    std::stable_partition(chosen.begin(), chosen.end(), [&](const Workload* w) { return !def.holdsOut(w->uuid); });
     const auto inputStart = std::chrono::steady_clock::now();
     SharedPools pools; // KV pools: made once per trial for all workloads, held by their input sets
     for (const Workload* w : chosen) {
@@ -453,8 +450,7 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
             auto& w = *m_workloads[i];
             const auto& o = r.calls[i];
             // The log reaches the code policy: a held-out workload is not named there.
-            const bool heldOut = std::find(def.heldOutWorkloads.begin(), def.heldOutWorkloads.end(), w.workload->uuid)
-                != def.heldOutWorkloads.end();
+            const bool heldOut = def.holdsOut(w.workload->uuid);
             const std::string which =
                 heldOut ? std::string("a held-out workload") : "workload " + shortId(w.workload->uuid);
             if (const auto failure = failureOf(o)) {
@@ -742,10 +738,7 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
     const auto listed = [&](const WorkloadData& w) {
         return std::find(scoredIds.begin(), scoredIds.end(), w.workload->uuid) != scoredIds.end();
     };
-    const std::vector<std::string>& heldOutIds = m_task.definition.heldOutWorkloads;
-    const auto heldOut = [&](const WorkloadData& w) {
-        return std::find(heldOutIds.begin(), heldOutIds.end(), w.workload->uuid) != heldOutIds.end();
-    };
+    const auto heldOut = [&](const WorkloadData& w) { return m_task.definition.holdsOut(w.workload->uuid); };
     // A run of unscored workloads only (--workloads picked test shapes) is scored over them all.
     const bool anyListed =
         std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return listed(*w); });

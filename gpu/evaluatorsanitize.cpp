@@ -82,10 +82,8 @@ void Evaluator::runSanitized(const fs::path& library)
 {
     RunnerJob job = makeJob(library, "sanitize-" + std::to_string(++m_jobCounter), false);
     // One call: of the workload asked for, else the first the code policy may be shown.
-    const std::vector<std::string>& heldOut = m_task.definition.heldOutWorkloads;
     auto pick = std::find_if(job.calls.begin(), job.calls.end(), [&](const RunnerCall& c) {
-        return m_sanitizeWorkload.empty() ? std::find(heldOut.begin(), heldOut.end(), c.id) == heldOut.end()
-                                          : c.id == m_sanitizeWorkload;
+        return m_sanitizeWorkload.empty() ? !m_task.definition.holdsOut(c.id) : c.id == m_sanitizeWorkload;
     });
     if (pick == job.calls.end()) {
         if (m_sanitizeConfined) { // only held-out workloads: nothing of them may reach the code policy

@@ -122,7 +122,7 @@ std::string describeTask(const Task& task, bool withReference, Language language
     const auto& heldOut = d.heldOutWorkloads;
     std::vector<const Workload*> shown;
     for (const Workload& w : task.workloads)
-        if (std::find(heldOut.begin(), heldOut.end(), w.uuid) == heldOut.end())
+        if (!d.holdsOut(w.uuid))
             shown.push_back(&w);
     s += "Workloads (" + std::to_string(shown.size()) + ", score = baseline / latency, geometric mean"
         + (scored.empty() ? std::string()

@@ -13,6 +13,11 @@ template<typename T> const T* findByName(const std::vector<T>& items, const std:
 
 } // namespace
 
+bool Definition::holdsOut(const std::string& uuid) const
+{
+    return std::find(heldOutWorkloads.begin(), heldOutWorkloads.end(), uuid) != heldOutWorkloads.end();
+}
+
 const Axis* Definition::axis(const std::string& axisName) const
 {
     return findByName(axes, axisName);

@@ -79,6 +79,8 @@ struct Definition {
     std::vector<std::string> heldOutWorkloads;
 
     const Axis* axis(const std::string& axisName) const;
+    // Whether the workload `uuid` is one of heldOutWorkloads.
+    bool holdsOut(const std::string& uuid) const;
     const TensorSpec* input(const std::string& inputName) const;
     const TensorSpec* output(const std::string& outputName) const;
     std::vector<const Axis*> varAxes() const;
