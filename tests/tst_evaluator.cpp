@@ -215,7 +215,8 @@ void TestEvaluator::verdicts_data()
         "    if (S_ISDIR(st.st_mode) && depth < 6) found = search(path, needle, n, depth + 1);"
         "    else if (S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) >= n) found = holds(path, needle, n); }"
         "  closedir(d); return found; }\n");
-    const auto searching = [&](const char* first) {
+    // QString, not auto: the sum would be a QStringBuilder holding the temporary withLoop made.
+    const auto searching = [&](const char* first) -> QString {
         return findsExpected
             + withLoop((std::string("static bool done; if (!done && a->n >= 16) { done = true; float expect[16];"
                                     " for (int i = 0; i < 16; ++i) expect[i] = a->alpha * a->x[i]; ")
