@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 #include <taskcheck.h>
@@ -135,11 +136,18 @@ void showTask(const Task& task, QTextStream& out)
             const double flops = gen.evaluate(d.costModel->flops).value_or(0);
             cost = QStringLiteral("  moves %1, %2FLOP").arg(q(humanBytes(bytes)), q(humanCount(flops)));
         }
-        out << "  " << QStringLiteral("%1").arg(q(w.uuid), -38) << axes.join(u' ') << cost << "\n";
+        // Held out: verified and timed, never shown to the code policy nor counted in J; scored: J is
+        // taken over the scored workloads alone where the task lists any.
+        QString role;
+        if (d.holdsOut(w.uuid))
+            role = QStringLiteral("  (held out)");
+        else if (std::find(d.scoredWorkloads.begin(), d.scoredWorkloads.end(), w.uuid) != d.scoredWorkloads.end())
+            role = QStringLiteral("  (scored)");
+        out << "  " << QStringLiteral("%1").arg(q(w.uuid), -38) << axes.join(u' ') << cost << role << "\n";
     }
     out << "\nFiles:\n";
     auto file = [&](const char* label, const std::optional<std::filesystem::path>& p) {
-        out << "  " << QStringLiteral("%1").arg(QLatin1String(label), -16)
+        out << "  " << QStringLiteral("%1").arg(QLatin1String(label), -18)
             << (p ? q(p->filename().string()) : QStringLiteral("(none)")) << "\n";
     };
     file("reference", task.files.referenceCpp);

@@ -9,7 +9,8 @@ so that a gather misses in L2 as it does in a server). How a total splits over t
 batch is not known; the split drawn here is skewed (a few long requests, many short ones), as
 serving traffic is, and fixed by a seed so that the file never changes by accident.
 
-Usage: python3 scripts/make_mla_workloads.py   (rewrites both files in place)
+Usage: python3 scripts/make_mla_workloads.py   (rewrites both files in place), then
+       python3 scripts/held_out_workloads.py (the held-out workloads, which this leaves out)
 """
 import json
 import pathlib

@@ -6,7 +6,8 @@ set is 1, 7, 14, 16 and 32), local expert offsets of 0 to 224 in steps of 32 and
 factor of 2.5. Their routing logits are captures we do not ship, so they are drawn here (float32
 normal), like every other input (FlashInfer-Bench draws activations, weights and scales from randn;
 fp8 draws are clamped to [-2, 2]).
-Usage: python3 scripts/make_moe_workloads.py
+Usage: python3 scripts/make_moe_workloads.py, then python3 scripts/held_out_workloads.py (the held-out
+workloads, which this leaves out)
 """
 import json
 import pathlib

@@ -5,7 +5,8 @@ shapes in definition.json's scored_workloads (J covers those, as the leaderboard
 
 GPU MODE draws the input from randn or Cauchy(0, 2), the mask from randint(0, 2) (all ones with
 nomask), LayerNorm weights and biases from randn, and the projection weights as randn / sqrt(128).
-Usage: python3 scripts/make_trimul_workloads.py
+Usage: python3 scripts/make_trimul_workloads.py, then python3 scripts/held_out_workloads.py (the
+held-out workloads, which this leaves out)
 """
 import json
 import math

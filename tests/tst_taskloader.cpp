@@ -88,6 +88,7 @@ private slots:
     void reportsEveryErrorAtOnce();
     void precisionRule_data();
     void precisionRule();
+    void shippedTasksHoldShapesOut();
     void warnsOnFolderNameMismatch();
     void prefixLookup();
 
@@ -260,7 +261,7 @@ void TestTaskLoader::loadsTheMlaTasks()
         QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
         const Task& task = *result.task;
         QVERIFY(task.files.referenceCu && task.files.baselineCu && !task.files.baselineCpp);
-        QCOMPARE(task.workloads.size(), std::size_t {12});
+        QCOMPARE(task.workloads.size() - task.definition.heldOutWorkloads.size(), std::size_t {12});
         const bool prefill = task.definition.axis("total_q") != nullptr;
         for (const auto& w : task.workloads) {
             QCOMPARE(w.axes.at("num_pages"), std::int64_t {989669}); // the captures' pool: gathers miss in L2
@@ -306,7 +307,7 @@ void TestTaskLoader::loadsTheTrimulTask()
     QVERIFY2(result.task.has_value(), result.diagnostics.formatAll().c_str());
     const Task& task = *result.task;
     QVERIFY(task.files.referenceCu && task.files.baselineCu);
-    QCOMPARE(task.workloads.size(), std::size_t {13});
+    QCOMPARE(task.workloads.size() - task.definition.heldOutWorkloads.size(), std::size_t {13});
     // J covers GPU MODE's seven benchmark shapes (seq_len, batch, dim), as its ranking does.
     const std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> benchmark = {
         {256, 2, 128}, {768, 1, 128}, {256, 2, 384}, {512, 1, 128}, {1024, 1, 128}, {768, 1, 384}, {1024, 1, 384}};
@@ -452,6 +453,43 @@ void TestTaskLoader::precisionRule()
                 != std::string::npos,
             shippedBrief.c_str());
     }
+}
+
+// Every shipped task holds two workloads out (scripts/held_out_workloads.py), each in a shape that
+// none of the shown workloads has: a program fitted to the shapes in the brief fails one of them,
+// and J, over the shown (or scored) workloads alone, stays the paper's.
+void TestTaskLoader::shippedTasksHoldShapesOut()
+{
+    int tasks = 0;
+    for (const auto& entry : fs::directory_iterator(test::tasksDir())) {
+        if (!fs::exists(entry.path() / "definition.json"))
+            continue;
+        const auto loaded = loadTask(entry.path());
+        QVERIFY2(loaded.task, loaded.diagnostics.formatAll().c_str());
+        const Task& task = *loaded.task;
+        const Definition& d = task.definition;
+        const std::string name = entry.path().filename().string();
+        QVERIFY2(d.heldOutWorkloads.size() == 2, name.c_str());
+        const auto shape = [&](const Workload& w) {
+            std::vector<std::int64_t> values;
+            for (const auto* axis : d.varAxes())
+                values.push_back(w.axes.at(axis->name));
+            return values;
+        };
+        std::set<std::vector<std::int64_t>> shown;
+        for (const auto& w : task.workloads)
+            if (!d.holdsOut(w.uuid))
+                shown.insert(shape(w));
+        for (const std::string& id : d.heldOutWorkloads) {
+            const Workload* w = task.workload(id);
+            QVERIFY2(w, (name + ": " + id).c_str());
+            QVERIFY2(!shown.count(shape(*w)), (name + ": held-out " + id + " has a shown workload's shape").c_str());
+            QVERIFY2(std::find(d.scoredWorkloads.begin(), d.scoredWorkloads.end(), id) == d.scoredWorkloads.end(),
+                (name + ": " + id).c_str());
+        }
+        ++tasks;
+    }
+    QVERIFY(tasks >= 6);
 }
 
 void TestTaskLoader::warnsOnFolderNameMismatch()
