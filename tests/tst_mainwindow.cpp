@@ -87,7 +87,9 @@ void TestMainWindow::showsTasks()
             row = r;
     QVERIFY(row >= 0);
     QCOMPARE(table->item(row, 3)->text(), u"valid"_qs);
-    QCOMPARE(table->item(row, 2)->data(Qt::DisplayRole).toInt(), 11); // two of them held out
+    QCOMPARE(table->item(row, 2)->data(Qt::DisplayRole).toInt(), 11);
+    QVERIFY2(
+        table->item(row, 2)->toolTip().contains(u"2 of them held out"_qs), qPrintable(table->item(row, 2)->toolTip()));
     const int rows = table->rowCount();
     window.reloadTasks(); // a reload rebuilds the same rows (the tester checks every signal)
     QCOMPARE(table->rowCount(), rows);
@@ -210,6 +212,15 @@ void TestMainWindow::newSearchOffersTheBackendsLanguages()
 
     QTemporaryDir dir;
     dialog.selectTask(u"rmsnorm"_qs);
+    // rmsnorm's held-out workloads are marked, the others not.
+    auto* workloads = dialog.findChild<QTableWidget*>(u"taskWorkloads"_qs);
+    QVERIFY(workloads);
+    QCOMPARE(workloads->rowCount(), 11);
+    QStringList heldOut;
+    for (int r = 0; r < workloads->rowCount(); ++r)
+        if (workloads->item(r, 1)->text().endsWith(u"(held out)"_qs))
+            heldOut << workloads->item(r, 0)->text();
+    QCOMPARE(heldOut, (QStringList {u"933a3f15"_qs, u"38a26277"_qs}));
     dialog.findChild<QLineEdit*>(u"sessionFolder"_qs)->setText(dir.path() + u"/s"_qs);
     language->setCurrentText(u"python"_qs);
     dialog.findChild<QComboBox*>(u"plannerProvider"_qs)->setCurrentText(u"manual"_qs);

@@ -414,6 +414,9 @@ void MainWindow::reloadTasks()
         valid += ok ? 1 : 0;
         auto* workloads = new QTableWidgetItem;
         workloads->setData(Qt::DisplayRole, ok ? static_cast<int>(loaded.task->workloads.size()) : 0);
+        if (ok && !loaded.task->definition.heldOutWorkloads.empty())
+            workloads->setToolTip(tr("%n of them held out: verified, never shown to the code policy, not in J", nullptr,
+                static_cast<int>(loaded.task->definition.heldOutWorkloads.size())));
         m_tasks->setItem(row, 0, new QTableWidgetItem(q(entry.name)));
         m_tasks->setItem(row, 1, new QTableWidgetItem(ok ? q(loaded.task->definition.opType) : QString()));
         m_tasks->setItem(row, 2, workloads);

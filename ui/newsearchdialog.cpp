@@ -224,15 +224,28 @@ void NewSearchDialog::showTask()
     QString inputs;
     for (const auto& in : t.definition.inputs)
         inputs += q(in.name) + u' ';
-    m_taskDetails->setText(
-        tr("<b>%1</b> (%2)<br>%3<br><i>inputs:</i> %4<br><i>%5 workloads</i>")
-            .arg(q(t.definition.name), q(t.definition.opType), q(t.definition.description).toHtmlEscaped(), inputs)
-            .arg(t.workloads.size()));
+    const std::size_t heldOut = t.definition.heldOutWorkloads.size();
+    const QString count = heldOut == 0 ? tr("%n workload(s)", nullptr, static_cast<int>(t.workloads.size()))
+                                       : tr("%1 workloads, %2 of them held out").arg(t.workloads.size()).arg(heldOut);
+    m_taskDetails->setText(tr("<b>%1</b> (%2)<br>%3<br><i>inputs:</i> %4<br><i>%5</i>")
+                               .arg(q(t.definition.name), q(t.definition.opType),
+                                   q(t.definition.description).toHtmlEscaped(), inputs, count));
+    // A held-out workload is verified and timed on every candidate but never shown to the code
+    // policy nor counted in J (docs/tasks.md): the person choosing the task should know which.
+    const QString heldOutTip = tr("Held out: verified and timed on every candidate, never shown to the code policy, "
+                                  "not counted in J");
     for (const auto& w : t.workloads) {
         const int r = m_workloads->rowCount();
         m_workloads->insertRow(r);
-        m_workloads->setItem(r, 0, new QTableWidgetItem(q(w.uuid.substr(0, 8))));
-        m_workloads->setItem(r, 1, new QTableWidgetItem(q(workloadLabel(t, w.uuid))));
+        auto* id = new QTableWidgetItem(q(w.uuid.substr(0, 8)));
+        auto* axes = new QTableWidgetItem(q(workloadLabel(t, w.uuid)));
+        if (t.definition.holdsOut(w.uuid)) {
+            axes->setText(axes->text() + tr(" (held out)"));
+            id->setToolTip(heldOutTip);
+            axes->setToolTip(heldOutTip);
+        }
+        m_workloads->setItem(r, 0, id);
+        m_workloads->setItem(r, 1, axes);
     }
     const QString base = Settings::get(settings::sessionsFolder).isEmpty()
         ? QStandardPaths::writableLocation(QStandardPaths::HomeLocation) + u"/ksearch-sessions"
