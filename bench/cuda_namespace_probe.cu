@@ -2,10 +2,14 @@
 // memory costs (docs/evaluation.md, "The CUDA runner confined"). Not part of the product: a probe
 // for a new machine or driver. Build here, run as root on the GPU machine:
 //   nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -o build/cuda_namespace_probe bench/cuda_namespace_probe.cu
-//   build/cuda_namespace_probe all|nopid|pidonly
+//   build/cuda_namespace_probe all|nopid|pidonly|user
 // all: network and PID namespaces, the context, then the mounts; nopid: no PID namespace;
-// pidonly: no mounts. On the H200 machine (2026-12-05) the context failed in a new PID namespace
+// pidonly: no mounts; user (run as an ordinary user): a user namespace mapping only the caller
+// with the network one, then a mount namespace, the PID namespace with its own /proc before the
+// context (ksearch-runner's order since session 17), the mounts kept nodev/nosuid as the
+// namespace requires, and a kernel launched at the end. On the H200 machine (2026-12-05) the context failed in a new PID namespace
 // (cudaErrorOperatingSystem, the system's /proc) and came up without one.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -16,7 +20,20 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
+__global__ void probe_kernel(int* out)
+{
+    out[threadIdx.x] = (int)threadIdx.x * 3;
+}
+static void writeFile(const char* file, const std::string& text)
+{
+    const int fd = open(file, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        [[maybe_unused]] auto n = write(fd, text.data(), text.size());
+        close(fd);
+    }
+}
 static void step(const char* what, bool ok)
 {
     std::printf("%-40s %s (%s)\n", what, ok ? "ok" : "FAILED", ok ? "" : std::strerror(errno));
@@ -40,7 +57,20 @@ static long vmdata()
 int main(int argc, char** argv)
 {
     const std::string mode = argc > 1 ? argv[1] : "all";
-    step("unshare(CLONE_NEWNET)", unshare(CLONE_NEWNET) == 0);
+    const bool user = mode == "user";
+    std::printf("uid %d euid %d gid %d\n", (int)getuid(), (int)geteuid(), (int)getgid());
+    if (user) {
+        const uid_t uid = getuid();
+        const gid_t gid = getgid();
+        step("unshare(CLONE_NEWUSER | CLONE_NEWNET)", unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0);
+        writeFile("/proc/self/setgroups", "deny");
+        writeFile("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1");
+        writeFile("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1");
+        step("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS) == 0);
+        step("make / private", mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);
+    } else {
+        step("unshare(CLONE_NEWNET)", unshare(CLONE_NEWNET) == 0);
+    }
     if (mode != "nopid") {
         step("unshare(CLONE_NEWPID)", unshare(CLONE_NEWPID) == 0);
         pid_t init = fork();
@@ -60,6 +90,9 @@ int main(int argc, char** argv)
             _exit(0);
         }
         std::printf("job pid in namespace: %d\n", getpid());
+        if (user)
+            step("proc of the namespace (before the context)",
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0);
     }
     void* p = nullptr;
     if (!cuda("context (cudaFree 0)", cudaFree(nullptr)))
@@ -67,6 +100,28 @@ int main(int argc, char** argv)
     cuda("cudaMalloc 512 MiB before", cudaMalloc(&p, 512u << 20));
     cudaFree(p);
     std::printf("VmData %ld kB\n", vmdata());
+    if (user) {
+        step("tmpfs on /tmp", mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g") == 0);
+        step("tmpfs on /run", mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") == 0);
+        step("remount / read-only", mount(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) == 0);
+        step("remount /dev read-only (nosuid)",
+            mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, nullptr) == 0);
+        step("remount /dev read-only (nosuid, noexec)",
+            mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0);
+        const int fd = open("/probe-write-test", O_WRONLY | O_CREAT, 0644);
+        step("a write to / is refused", fd < 0);
+        if (fd >= 0)
+            close(fd);
+        cuda("cudaMalloc 512 MiB after mounts", cudaMalloc(&p, 512u << 20));
+        int* out = static_cast<int*>(p);
+        probe_kernel<<<1, 64>>>(out);
+        cuda("kernel launch", cudaGetLastError());
+        cuda("kernel finished", cudaDeviceSynchronize());
+        int host[64] = {};
+        cuda("copy back", cudaMemcpy(host, out, sizeof host, cudaMemcpyDeviceToHost));
+        step("kernel's result right", host[63] == 189);
+        cudaFree(p);
+    }
     if (mode == "all" || mode == "nopid") {
         step("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS) == 0);
         step("make / private", mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0);

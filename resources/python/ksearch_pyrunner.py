@@ -31,6 +31,12 @@ import warnings
 
 EXIT_OK, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_JOB_FAILED = 0, 2, 3, 4
 HEAD_START_US = 150  # device time queued ahead of each timed call beyond the flush (see Device.timed)
+# The GPU-memory budget, as gpu/runner/callexecutor.cpp's: besides what a call still has to
+# allocate, the device keeps DEVICE_SLACK_BYTES free (the allocator's 2 MiB rounding, the
+# candidate's modules, the next runner's context) and the budget for the candidate's own
+# allocations, DEFAULT_GPU_MEMORY_BUDGET_BYTES unless the job sets one.
+DEVICE_SLACK_BYTES = 1 << 30
+DEFAULT_GPU_MEMORY_BUDGET_BYTES = 1 << 30
 
 
 def process_age_seconds():
@@ -185,6 +191,12 @@ class Driver:
         self.host_unregister = lib.cuMemHostUnregister
         self.host_unregister.argtypes = [ctypes.c_void_p]
         self.host_unregister.restype = ctypes.c_int
+        self.mem_alloc = lib.cuMemAlloc_v2
+        self.mem_alloc.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        self.mem_alloc.restype = ctypes.c_int
+        self.mem_free = lib.cuMemFree_v2
+        self.mem_free.argtypes = [ctypes.c_uint64]
+        self.mem_free.restype = ctypes.c_int
         self.pin_transfers = os.environ.get("KSEARCH_PIN_TRANSFERS") != "0"
 
     def pinned(self, tensor, read_only):
@@ -261,6 +273,7 @@ class Device:
             self.flush_buffer = torch.empty(64 << 20, dtype=torch.uint8)
         self.flush_value = 0
         self.head_start_buffer = None  # sized by calibrate(), once the job is here
+        self.held = []  # (pointer, bytes) of device memory held from the candidate, see hold_all_but
         self.head_start_repeats = 0  # flushes instead, where the buffer would not fit
 
     def calibrate(self):
@@ -311,6 +324,35 @@ class Device:
             return self.torch.cuda.mem_get_info()[0]
         except (RuntimeError, AttributeError):
             return None
+
+    def hold_all_but(self, keep_free):
+        """Holds the device's free memory but keep_free bytes, in chunks that stay from call to call
+        (each hold gives back or takes only the difference), as cudabackend.cpp's
+        holdDeviceMemoryBut. Taken through the driver, outside torch's caching allocator, so the
+        candidate cannot be handed it back by torch; torch's own cache is emptied first, or blocks
+        the candidate freed in an earlier call would be usable beyond the budget."""
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
+        free = self.free_bytes()
+        if free is None:
+            return
+        while free < keep_free and self.held:  # the last taken first: the smallest
+            self.driver.mem_free(self.held.pop()[0])
+            free = self.free_bytes() or keep_free
+        page, chunk = 2 << 20, 4 << 30
+        want = lambda: min(chunk, max(0, free - keep_free) // page * page)
+        size = want()
+        while size >= page:
+            ptr = ctypes.c_uint64(0)
+            if self.driver.mem_alloc(ctypes.byref(ptr), size) != 0:  # the driver may give less than it reports free
+                size = size // 2 // page * page
+                continue
+            self.held.append((ptr.value, size))
+            free = self.free_bytes() or keep_free
+            size = want()
+
+    def held_bytes(self):
+        return sum(size for _, size in self.held)
 
     def lead_in(self):
         """The flush: on CUDA queued right before the start event, after a head start of about
@@ -444,6 +486,7 @@ class Harness:
         self.dev = device
         self.fields = job["fields"]
         self.mappings = []  # shared-memory maps stay open until the process ends
+        self.gpu_budget = gpu_memory_budget(job)
 
     # ---- buffers
 
@@ -599,9 +642,9 @@ class Harness:
             self.dev.synchronize()
         return device_us, wall_us
 
-    def needed_bytes(self, call):
+    def needed_bytes(self, call, with_timing_sets=True):
         inputs = sum(int(b["bytes"]) for n, b in call["inputs"].items() if self.role(n) == "input")
-        if self.job["bench"].get("enabled"):
+        if with_timing_sets and self.job["bench"].get("enabled"):
             for s in call.get("timing_inputs", []):
                 inputs += sum(int(b["bytes"]) for n, b in s.items() if self.role(n) == "input")
         outputs = sum(int(b["bytes"]) for b in call["outputs"].values())
@@ -615,6 +658,8 @@ class Harness:
         line = {"id": call["id"], "status": "harness_error", "return_code": 0, "wall_us": 0.0,
                 "inputs_unchanged": True, "total_s": 0.0}
         free = self.dev.free_bytes()
+        if free is not None:
+            free += self.dev.held_bytes()
         need = self.needed_bytes(call)
         if free is not None and need > free:
             line["status"] = "error"
@@ -630,7 +675,13 @@ class Harness:
             untimed[part] = untimed.get(part, 0.0) + now - lap_start[0]
             lap_start[0] = now
 
+        def hold(still_to_allocate):  # callexecutor.cpp's: held anew once the timing sets are here
+            if self.gpu_budget > 0:
+                self.dev.hold_all_but(still_to_allocate + DEVICE_SLACK_BYTES + self.gpu_budget)
+                lap("memory_hold")
+
         style = self.bind(fn)
+        hold(self.needed_bytes(call, with_timing_sets=False))
         outputs = self.allocate_outputs(call)
         lap("allocate")
         first = self.upload_inputs(call, call["inputs"])
@@ -662,8 +713,10 @@ class Harness:
             lap("repeat_call")
         line["status"] = "ok"
         if self.job["bench"].get("enabled") and call.get("timing_inputs"):
+            hold(self.needed_bytes(call) - self.needed_bytes(call, with_timing_sets=False))
             sets = [self.upload_inputs(call, s) for s in call["timing_inputs"]]
             lap("upload")
+            hold(0)
             bench = self.benchmark(fn, style, call, outputs, sets, first)
             lap("bench_setup")
             untimed["bench_setup"] = max(0.0, untimed["bench_setup"] - bench.get("warmup_seconds", 0.0)
@@ -763,6 +816,13 @@ class Harness:
                       side_work_samples=sum(side_flags), stop=stop, loop_seconds=time.perf_counter() - loop_start,
                       inputs_unchanged=unchanged)
         return report
+
+
+def gpu_memory_budget(job):
+    """callexecutor.cpp's gpuMemoryBudget: none on the host or with confinement off."""
+    if job.get("backend") != "cuda" or job.get("confine", True) is False:
+        return 0
+    return int(job.get("gpu_memory_budget_bytes") or 0) or DEFAULT_GPU_MEMORY_BUDGET_BYTES
 
 
 def repeat_seed(poison_seed):
@@ -932,6 +992,7 @@ def execute_job(job_dir, job, ready, ready_at):
     env = {"id": "", "status": "environment", "startup_s": startup, "ready_monotonic_s": ready_at}
     env.update(confinement.environment())
     env["confinement_off"] = confinement.off or job.get("confine", True) is False
+    env["gpu_memory_budget_bytes"] = 0 if env["confinement_off"] else gpu_memory_budget(job)
     if job["bench"].get("enabled") and job.get("measure_device"):
         env.update(device=device.name, l2_bytes=device.l2_bytes, copy_bandwidth_gbs=device.copy_bandwidth_gbs())
     emit(env)
