@@ -7,8 +7,10 @@
 // pidonly: no mounts; user (run as an ordinary user): a user namespace mapping only the caller
 // with the network one, then a mount namespace, the PID namespace with its own /proc before the
 // context (ksearch-runner's order since session 17), the mounts kept nodev/nosuid as the
-// namespace requires, and a kernel launched at the end. On the H200 machine (2026-12-05) the context failed in a new PID namespace
-// (cudaErrorOperatingSystem, the system's /proc) and came up without one.
+// namespace requires, and a kernel launched at the end. On the H200 machine (2026-12-05) the
+// context failed in a new PID namespace (cudaErrorOperatingSystem, the system's /proc) and came
+// up without one. On the H100 machine (2026-12-05, kernel 6.18) `user` passed every step as root
+// and as nobody (setpriv --reuid=65534 --regid=65534 --clear-groups; /dev/nvidia* are 0666).
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
