@@ -16,13 +16,13 @@
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
+#include <fcntl.h>
 #include <fstream>
 #include <sched.h>
 #include <string>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 __global__ void probe_kernel(int* out)
 {
