@@ -83,6 +83,8 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
     for (const auto& f : request.extraFlags)
         add(f);
     add(compilerVersion(request.backend));
+    if (!request.confine) // what an unconfined compiler built may hold what a confined one cannot read
+        add("unconfined compile");
     result.key = hash.result().toHex().left(32).toStdString();
 
     const fs::path entry = m_dir / result.key;

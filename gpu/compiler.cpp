@@ -1,7 +1,12 @@
 #include "compiler.h"
 
+#include "runnerclient.h"
 #include "subprocess.h"
 
+#include <task/strictjson.h>
+
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -90,6 +95,90 @@ std::string trimCompilerLog(const std::string& log, std::size_t maxChars)
     return kept;
 }
 
+namespace {
+
+// `program` as exec would find it: a path as it is, a bare name on PATH; empty when nowhere.
+fs::path findProgram(const std::string& program)
+{
+    if (program.find('/') != std::string::npos)
+        return program;
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "/usr/bin:/bin");
+    std::error_code ec;
+    for (std::string dir; std::getline(dirs, dir, ':');)
+        if (!dir.empty() && fs::exists(fs::path(dir) / program, ec))
+            return fs::path(dir) / program;
+    return {};
+}
+
+// The folders a confined compile must still read where a hidden home folder covers them: each
+// compiler's installation (the folder above its bin/, through symbolic links: a toolkit or a
+// conda environment may live under a home folder) and every folder the flags name.
+std::vector<std::string> compileReadablePaths(const std::vector<std::string>& argv, Backend backend)
+{
+    std::vector<std::string> paths;
+    std::error_code ec;
+    const auto installation = [&](const std::string& program) {
+        const fs::path found = findProgram(program);
+        if (found.empty())
+            return;
+        const fs::path real = fs::canonical(found, ec);
+        if (!ec)
+            paths.push_back(real.parent_path().parent_path().string());
+    };
+    installation(argv.front());
+    if (backend == Backend::Cuda)
+        installation(hostCompiler()); // nvcc runs the host compiler for the host code
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        for (const char* option : {"-I", "-isystem", "-L", "-include"}) {
+            const std::string o = option;
+            if (a == o && i + 1 < argv.size())
+                paths.push_back(argv[i + 1]);
+            else if (a.size() > o.size() && a.compare(0, o.size(), o) == 0 && o.size() == 2)
+                paths.push_back(a.substr(o.size())); // -I/path, -L/path
+        }
+    }
+    return paths;
+}
+
+// The argv that runs `argv` under ksearch-runner --compile in `dir`; empty when there is no
+// ksearch-runner to do it (then `gap` says so).
+std::vector<std::string> confinedCommand(
+    const std::vector<std::string>& argv, const fs::path& dir, Backend backend, std::string& gap)
+{
+    std::error_code ec;
+    const fs::path runner = runnerPath();
+    if (!fs::exists(runner, ec)) {
+        gap = "no " + runner.string() + " to confine the compiler";
+        return {};
+    }
+    std::vector<std::string> wrapped {runner.string(), "--compile", dir.string()};
+    for (const auto& p : compileReadablePaths(argv, backend))
+        wrapped.insert(wrapped.end(), {"--readable", p});
+    wrapped.emplace_back("--");
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    return wrapped;
+}
+
+// What the confined compile reported having (confinedcompile.h), as gaps.
+std::vector<std::string> reportedGaps(const fs::path& dir)
+{
+    std::string error;
+    const auto report = parseStrictJson(readTextFile((dir / "compile-confinement.json").string()).value_or(""), error);
+    if (!report || !report->is_object())
+        return {"the compiler's confinement was not reported"};
+    std::vector<std::string> gaps;
+    const std::pair<const char*, const char*> parts[] = {{"network", "no network namespace"},
+        {"processes", "forked processes may outlive the run"}, {"filesystem", "the filesystem is writable"}};
+    for (const auto& [key, gap] : parts)
+        if (!report->value(key, false))
+            gaps.emplace_back(gap);
+    return gaps;
+}
+
+} // namespace
+
 CompileResult compileKernel(const CompileRequest& request)
 {
     CompileResult result;
@@ -122,6 +211,19 @@ CompileResult compileKernel(const CompileRequest& request)
 
     SubprocessRequest sub;
     sub.argv = argv;
+    bool confined = false; // run under ksearch-runner --compile, which reports what it had
+    if (!request.confine) {
+        result.confinementGaps = {"confinement turned off in the settings"};
+    } else {
+        std::string gap;
+        fs::remove(request.workDir / "compile-confinement.json", ec); // a report must be this compile's
+        auto wrapped = confinedCommand(argv, fs::canonical(request.workDir, ec), request.backend, gap);
+        confined = !wrapped.empty();
+        if (confined)
+            sub.argv = std::move(wrapped);
+        else
+            result.confinementGaps = {gap};
+    }
     sub.workingDirectory = request.workDir.string();
     sub.environment = scrubbedEnvironment();
     sub.timeout = request.timeout;
@@ -137,6 +239,8 @@ CompileResult compileKernel(const CompileRequest& request)
     else if (run.timedOut)
         result.log += "compilation " + run.describeExit() + "\n";
     result.ok = run.succeeded() && fs::exists(result.library, ec);
+    if (confined)
+        result.confinementGaps = reportedGaps(request.workDir);
     return result;
 }
 

@@ -30,6 +30,9 @@ struct CompileRequest {
     std::string cudaArch = "90a"; // -gencode=arch=compute_<arch>,code=sm_<arch>
     std::vector<std::string> extraFlags;
     std::chrono::milliseconds timeout {std::chrono::minutes(3)};
+    // The compiler runs confined as a candidate does (ksearch-runner --compile): the source is as
+    // untrusted as the program. False only where a person turned confinement off.
+    bool confine = true;
 };
 
 struct CompileResult {
@@ -40,10 +43,14 @@ struct CompileResult {
     std::string log; // compiler output, trimmed for humans and LLMs
     double seconds = 0.0;
     std::vector<KernelResources> resources; // CUDA only
+    // What the compiler ran without ("no network namespace", ...; confine.h's parts, or
+    // "confinement turned off in the settings"); empty when it had everything.
+    std::vector<std::string> confinementGaps;
 };
 
 // Compiles one source into a shared object exporting ks_run. The source is copied next to an
-// include folder that holds only ks_task.h, so a candidate cannot include task or harness files.
+// include folder that holds only ks_task.h, so a candidate cannot include task or harness files;
+// the compiler runs confined (request.confine), so neither can it include or embed the user's.
 CompileResult compileKernel(const CompileRequest& request);
 
 std::string hostCompiler(); // $KSEARCH_CXX, else c++

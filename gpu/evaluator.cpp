@@ -127,6 +127,21 @@ void warnOnceAboutConfinement(const Confinement& c, Backend backend, bool python
         spdlog::warn("candidates of the {} run without full confinement: {} (docs/security.md)", runner, text);
 }
 
+// The same for the compilers, which run the untrusted source (gpu/runner/confinedcompile.h).
+void warnOnceAboutCompilerConfinement(const std::vector<std::string>& gaps)
+{
+    if (gaps.empty())
+        return;
+    std::string text;
+    for (const auto& g : gaps)
+        text += (text.empty() ? "" : "; ") + g;
+    static std::mutex mutex;
+    static std::set<std::string> said;
+    const std::lock_guard lock(mutex);
+    if (said.insert(text).second)
+        spdlog::warn("compilers run without full confinement: {} (docs/security.md)", text);
+}
+
 } // namespace
 
 double geometricMean(const std::vector<double>& values)
@@ -491,6 +506,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         r.cudaArch = m_settings.cudaArch;
         r.extraFlags = std::move(flags);
         r.timeout = m_settings.compileTimeout;
+        r.confine = m_settings.confineCandidates;
         return r;
     };
     // The candidate and, the first time, the reference(s) and baseline compile side by side.
@@ -544,6 +560,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     e.compileSeconds = secondsSince(compileStart);
     const CompileCache::Result& candidate = compiled[0];
     e.compileCached = candidate.cached;
+    for (const auto& c : compiled)
+        warnOnceAboutCompilerConfinement(c.compile.confinementGaps);
     for (const auto& k : candidate.compile.resources)
         e.resources.push_back(
             {k.kernel, k.registers, k.sharedBytes, k.spillStoreBytes + k.spillLoadBytes, k.stackBytes});

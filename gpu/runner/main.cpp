@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "callexecutor.h"
 #include "confine.h"
+#include "confinedcompile.h"
 #include "handoff.h"
 #include "job.h"
 
@@ -255,6 +256,8 @@ int main(int argc, char** argv)
         std::cout << "ksearch-runner " << KSEARCH_VERSION << "\n";
         return kExitOk;
     }
+    if (argc >= 2 && std::strcmp(argv[1], "--compile") == 0)
+        return ksr::runConfinedCompile(argc, argv);
     bool underTool = false, toolConfined = false, confine = true, known = true;
     for (int i = 5; i < argc; ++i) {
         const bool confinedTool = std::strcmp(argv[i], "--confined-under-tool") == 0;
@@ -269,7 +272,7 @@ int main(int argc, char** argv)
     if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
         std::cerr
             << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool | --confined-under-tool] "
-               "[--unconfined] | "
+               "[--unconfined] | --compile DIR [--readable PATH]... -- PROGRAM ARGS... | "
                "--probe | --version\n";
         return kExitUsage;
     }
