@@ -83,8 +83,9 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
     for (const auto& f : request.extraFlags)
         add(f);
     add(compilerVersion(request.backend));
-    if (!request.confine) // what an unconfined compiler built may hold what a confined one cannot read
-        add("unconfined compile");
+    // What an unconfined compiler built may hold what a confined one cannot read (and libraries
+    // cached before compilers were confined are not reused: their keys had neither word).
+    add(request.confine ? "confined compile" : "unconfined compile");
     result.key = hash.result().toHex().left(32).toStdString();
 
     const fs::path entry = m_dir / result.key;
@@ -99,6 +100,9 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
             result.compile.library = library;
             result.compile.log = m->value("log", std::string());
             result.compile.command = m->value("command", std::string());
+            for (const auto& gap : m->value("confinement_gaps", nlohmann::ordered_json::array()))
+                if (gap.is_string())
+                    result.compile.confinementGaps.push_back(gap.get<std::string>());
             for (const auto& k : m->value("resources", nlohmann::ordered_json::array()))
                 result.compile.resources.push_back(
                     {k.value("kernel", std::string()), k.value("registers", 0), k.value("shared", 0L),
@@ -118,8 +122,8 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
         fs::remove_all(staging, ec);
         return result;
     }
-    nlohmann::json m {
-        {"log", result.compile.log}, {"command", result.compile.command}, {"resources", nlohmann::json::array()}};
+    nlohmann::json m {{"log", result.compile.log}, {"command", result.compile.command},
+        {"resources", nlohmann::json::array()}, {"confinement_gaps", result.compile.confinementGaps}};
     for (const auto& k : result.compile.resources)
         m["resources"].push_back({{"kernel", k.kernel}, {"registers", k.registers}, {"shared", k.sharedBytes},
             {"stack", k.stackBytes}, {"spill_stores", k.spillStoreBytes}, {"spill_loads", k.spillLoadBytes}});

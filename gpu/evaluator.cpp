@@ -105,7 +105,8 @@ Confinement confinementOf(const RunnerEnvironment& env, Backend backend)
 {
     return {env.confinementOff, env.networkIsolated, env.processesContained, env.filesystemConfined, env.fileLimitBytes,
         env.memoryLimitBytes, env.processLimit,
-        backend == Backend::Cuda ? std::optional(env.gpuMemoryBudgetBytes) : std::nullopt};
+        backend == Backend::Cuda ? std::optional(env.gpuMemoryBudgetBytes) : std::nullopt,
+        std::nullopt}; // the compiler's: the caller knows it
 }
 
 // Says once per process and kind of runner what its candidates run without (the same gaps are
@@ -616,6 +617,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         e.device = run.environment.device;
     if (run.harnessFailure.empty()) {
         e.confinement = confinementOf(run.environment, m_settings.backend);
+        if (!python) // a Python candidate is not compiled (Triton compiles in its runner)
+            e.confinement->compilerConfined = candidate.compile.confinementGaps.empty();
         warnOnceAboutConfinement(*e.confinement, m_settings.backend, python);
     }
     const auto judgeStart = std::chrono::steady_clock::now();

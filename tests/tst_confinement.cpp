@@ -446,6 +446,10 @@ void TestConfinement::evaluationRecordsItsConfinement()
     QCOMPARE(c.processLimit, env->processLimit);
     QCOMPARE(env->gpuMemoryBudgetBytes, std::uint64_t {0}); // the host backend has no device memory to budget
     QVERIFY(!c.gpuMemoryBudgetBytes.has_value());
+    // The compiler gets the host runner's namespaces (ksearch-runner --compile): where the runner
+    // had them all, so did it; turned off, neither.
+    QVERIFY(c.compilerConfined.has_value());
+    QCOMPARE(*c.compilerConfined, confine && c.network && c.processes && c.filesystem);
     if (confine) {
         QVERIFY(c.fileLimitBytes > 0 && c.memoryLimitBytes > 0); // resource limits need no namespace
     } else {
@@ -472,6 +476,9 @@ void TestConfinement::gapsAreNamed_data()
                                   << QStringList {u"forked processes may outlive the run"_qs,
                                          u"the filesystem is writable"_qs, u"no file size limit"_qs,
                                          u"no memory limit"_qs, u"no process limit"_qs};
+    QTest::newRow("compiled confined") << full + u", \"compiler_confined\": true"_qs << QStringList {};
+    QTest::newRow("compiler not confined")
+        << full + u", \"compiler_confined\": false"_qs << QStringList {u"the compiler ran without full confinement"_qs};
     QTest::newRow("turned off") << u"\"off\": true, \"gpu_memory_budget_bytes\": 0"_qs
                                 << QStringList {u"confinement turned off in the settings"_qs};
 }

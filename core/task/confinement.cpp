@@ -10,7 +10,8 @@ std::vector<std::string> confinementGaps(const Confinement& c)
     const std::pair<bool, const char*> parts[] = {{c.network, "no network namespace"},
         {c.processes, "forked processes may outlive the run"}, {c.filesystem, "the filesystem is writable"},
         {c.fileLimitBytes > 0, "no file size limit"}, {c.memoryLimitBytes > 0, "no memory limit"},
-        {c.processLimit > 0, "no process limit"}, {c.gpuMemoryBudgetBytes.value_or(1) > 0, "no GPU memory budget"}};
+        {c.processLimit > 0, "no process limit"}, {c.gpuMemoryBudgetBytes.value_or(1) > 0, "no GPU memory budget"},
+        {c.compilerConfined.value_or(true), "the compiler ran without full confinement"}};
     for (const auto& [had, gap] : parts)
         if (!had)
             gaps.emplace_back(gap);
@@ -24,6 +25,8 @@ nlohmann::json toJson(const Confinement& c)
         {"process_limit", c.processLimit}};
     if (c.gpuMemoryBudgetBytes)
         j["gpu_memory_budget_bytes"] = *c.gpuMemoryBudgetBytes;
+    if (c.compilerConfined)
+        j["compiler_confined"] = *c.compilerConfined;
     return j;
 }
 
@@ -49,6 +52,8 @@ std::optional<Confinement> confinementFromJson(const nlohmann::json& j)
     c.processLimit = count("process_limit");
     if (j.contains("gpu_memory_budget_bytes"))
         c.gpuMemoryBudgetBytes = count("gpu_memory_budget_bytes");
+    if (j.contains("compiler_confined"))
+        c.compilerConfined = flag("compiler_confined");
     return c;
 }
 

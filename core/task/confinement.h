@@ -24,6 +24,10 @@ struct Confinement {
     // A GPU runner's budget for the candidate's own device allocations (0: none); nullopt for a
     // runner without a GPU (the host backend), where there is nothing to budget.
     std::optional<std::uint64_t> gpuMemoryBudgetBytes;
+    // Whether the compiler that built it had all of the above but the limits' figures (its own
+    // namespaces and filesystem: gpu/runner/confinedcompile.h); nullopt where nothing was compiled
+    // (Python candidates) or the record predates compilers' confinement.
+    std::optional<bool> compilerConfined;
 
     bool operator==(const Confinement&) const = default;
 };
