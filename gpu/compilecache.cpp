@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <future>
 #include <map>
@@ -58,6 +59,12 @@ fs::path defaultCompileCacheDir()
     return base / "ksearch" / "kernels";
 }
 
+namespace {
+// Whether this machine confines compilers fully, as the last fresh confined compile found: -1 not
+// known yet, 0 no, 1 yes. Decides whether a cached library built with gaps is compiled again.
+std::atomic<int> g_compilerConfinable {-1};
+} // namespace
+
 CompileCache::CompileCache(fs::path dir)
     : m_dir(std::move(dir))
 {
@@ -107,7 +114,14 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
                 result.compile.resources.push_back(
                     {k.value("kernel", std::string()), k.value("registers", 0), k.value("shared", 0L),
                         k.value("stack", 0L), k.value("spill_stores", 0L), k.value("spill_loads", 0L)});
-            return result;
+            // Built while the compiler could not be fully confined, on a machine where this
+            // process has since seen a compile that was: compiled again rather than trusted.
+            if (!request.confine || result.compile.confinementGaps.empty() || g_compilerConfinable.load() != 1)
+                return result;
+            const std::string key = result.key;
+            result = Result {};
+            result.key = key;
+            fs::remove_all(entry, ec);
         }
     }
     // Build in a private folder, then publish it under the key in one rename, so a concurrent
@@ -118,6 +132,8 @@ CompileCache::Result CompileCache::compile(const CompileRequest& request)
     fs::remove_all(staging, ec);
     req.workDir = staging;
     result.compile = compileKernel(req);
+    if (req.confine && result.compile.ok)
+        g_compilerConfinable.store(result.compile.confinementGaps.empty() ? 1 : 0);
     if (!result.compile.ok) {
         fs::remove_all(staging, ec);
         return result;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <unistd.h>
 
 namespace ks {
 
@@ -97,68 +98,58 @@ std::string trimCompilerLog(const std::string& log, std::size_t maxChars)
 
 namespace {
 
-// `program` as exec would find it: a path as it is, a bare name on PATH; empty when nowhere.
+// `program` as exec would find it, absolute: a path as it is, a bare name on PATH; empty when
+// nowhere. Resolved here, before the compiler's view of the filesystem hides folders of PATH.
 fs::path findProgram(const std::string& program)
 {
+    std::error_code ec;
     if (program.find('/') != std::string::npos)
-        return program;
+        return fs::exists(program, ec) ? fs::absolute(program, ec) : fs::path();
     const char* path = std::getenv("PATH");
     std::stringstream dirs(path ? path : "/usr/bin:/bin");
-    std::error_code ec;
     for (std::string dir; std::getline(dirs, dir, ':');)
-        if (!dir.empty() && fs::exists(fs::path(dir) / program, ec))
-            return fs::path(dir) / program;
+        if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0)
+            return fs::absolute(fs::path(dir) / program, ec);
     return {};
 }
 
 // The folders a confined compile must still read where a hidden home folder covers them: each
-// compiler's installation (the folder above its bin/, through symbolic links: a toolkit or a
-// conda environment may live under a home folder) and every folder the flags name.
+// compiler's folder on PATH and its installation (the folder above the bin/ it resolves to, so a
+// toolkit, conda environment or ~/.local/bin link in a home folder still works; for nvcc also the
+// host compilers it runs), and every folder or file the flags name.
 std::vector<std::string> compileReadablePaths(const std::vector<std::string>& argv, Backend backend)
 {
     std::vector<std::string> paths;
-    std::error_code ec;
     const auto installation = [&](const std::string& program) {
         const fs::path found = findProgram(program);
         if (found.empty())
             return;
-        const fs::path real = fs::canonical(found, ec);
-        if (!ec)
+        std::error_code ec;
+        paths.push_back(found.parent_path().string());
+        if (const fs::path real = fs::canonical(found, ec); !ec)
             paths.push_back(real.parent_path().parent_path().string());
     };
     installation(argv.front());
-    if (backend == Backend::Cuda)
-        installation(hostCompiler()); // nvcc runs the host compiler for the host code
+    if (backend == Backend::Cuda) // nvcc runs gcc and g++ from PATH unless -ccbin names one
+        for (const std::string& host : {hostCompiler(), std::string("gcc"), std::string("g++")})
+            installation(host);
+    // Options whose value is a path, given as the next word or joined (-I/x, --include-path=/x).
+    static const char* const kSeparate[] = {"-I", "-isystem", "-iquote", "-idirafter", "-L", "-include", "-ccbin",
+        "--compiler-bindir", "--include-path", "--library-path", "--system-include"};
     for (std::size_t i = 1; i < argv.size(); ++i) {
         const std::string& a = argv[i];
-        for (const char* option : {"-I", "-isystem", "-L", "-include"}) {
+        for (const char* option : kSeparate) {
             const std::string o = option;
             if (a == o && i + 1 < argv.size())
                 paths.push_back(argv[i + 1]);
-            else if (a.size() > o.size() && a.compare(0, o.size(), o) == 0 && o.size() == 2)
-                paths.push_back(a.substr(o.size())); // -I/path, -L/path
+            else if (a.size() > o.size() + 1 && a.compare(0, o.size() + 1, o + "=") == 0)
+                paths.push_back(a.substr(o.size() + 1));
+            else if (a.size() > o.size() && a.compare(0, o.size(), o) == 0 && o.rfind("--", 0) != 0
+                && (a[o.size()] == '/' || a[o.size()] == '.'))
+                paths.push_back(a.substr(o.size())); // -I/path, -isystem/path, -L./lib
         }
     }
     return paths;
-}
-
-// The argv that runs `argv` under ksearch-runner --compile in `dir`; empty when there is no
-// ksearch-runner to do it (then `gap` says so).
-std::vector<std::string> confinedCommand(
-    const std::vector<std::string>& argv, const fs::path& dir, Backend backend, std::string& gap)
-{
-    std::error_code ec;
-    const fs::path runner = runnerPath();
-    if (!fs::exists(runner, ec)) {
-        gap = "no " + runner.string() + " to confine the compiler";
-        return {};
-    }
-    std::vector<std::string> wrapped {runner.string(), "--compile", dir.string()};
-    for (const auto& p : compileReadablePaths(argv, backend))
-        wrapped.insert(wrapped.end(), {"--readable", p});
-    wrapped.emplace_back("--");
-    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
-    return wrapped;
 }
 
 // What the confined compile reported having (confinedcompile.h), as gaps.
@@ -184,25 +175,36 @@ CompileResult compileKernel(const CompileRequest& request)
     CompileResult result;
     std::error_code ec;
     fs::create_directories(request.workDir / "include", ec);
+    // Canonical: a confined compiler sees the folder only where it really is (a symbolic link on
+    // the way, a home folder that is one, is hidden with the homes).
+    fs::path workDir = fs::canonical(request.workDir, ec);
+    if (ec)
+        workDir = fs::absolute(request.workDir, ec);
     {
-        std::ofstream header(request.workDir / "include" / "ks_task.h", std::ios::trunc);
+        std::ofstream header(workDir / "include" / "ks_task.h", std::ios::trunc);
         header << request.abiHeader;
     }
-    const fs::path source = request.workDir / request.source.filename();
+    const fs::path source = workDir / request.source.filename();
     fs::copy_file(request.source, source, fs::copy_options::overwrite_existing, ec);
     if (ec) {
         result.log = request.source.string() + ": cannot read (" + ec.message() + ")";
         return result;
     }
-    result.library = request.workDir / (request.source.stem().string() + ".so");
+    result.library = workDir / (request.source.stem().string() + ".so");
+    const std::string compiler = request.backend == Backend::Host ? hostCompiler() : nvccPath();
+    const fs::path program = findProgram(compiler);
+    if (program.empty()) {
+        result.log = "cannot run the compiler: " + compiler + " is not found (PATH, $KSEARCH_CXX, $KSEARCH_NVCC)";
+        return result;
+    }
     std::vector<std::string> argv;
     if (request.backend == Backend::Host) {
-        argv = {hostCompiler(), "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-Wall", "-I",
-            (request.workDir / "include").string()};
+        argv = {program.string(), "-std=c++17", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-Wall", "-I",
+            (workDir / "include").string()};
     } else {
-        argv = {nvccPath(), "-std=c++17", "-O3", "-lineinfo",
+        argv = {program.string(), "-std=c++17", "-O3", "-lineinfo",
             "-gencode=arch=compute_" + request.cudaArch + ",code=sm_" + request.cudaArch, "-Xcompiler", "-fPIC",
-            "-shared", "-Xptxas", "-v", "-I", (request.workDir / "include").string()};
+            "-shared", "-Xptxas", "-v", "-I", (workDir / "include").string()};
     }
     argv.insert(argv.end(), request.extraFlags.begin(), request.extraFlags.end());
     argv.insert(argv.end(), {source.string(), "-o", result.library.string()});
@@ -211,20 +213,26 @@ CompileResult compileKernel(const CompileRequest& request)
 
     SubprocessRequest sub;
     sub.argv = argv;
-    bool confined = false; // run under ksearch-runner --compile, which reports what it had
     if (!request.confine) {
         result.confinementGaps = {"confinement turned off in the settings"};
     } else {
-        std::string gap;
-        fs::remove(request.workDir / "compile-confinement.json", ec); // a report must be this compile's
-        auto wrapped = confinedCommand(argv, fs::canonical(request.workDir, ec), request.backend, gap);
-        confined = !wrapped.empty();
-        if (confined)
-            sub.argv = std::move(wrapped);
-        else
-            result.confinementGaps = {gap};
+        // Never unconfined by accident: without the runner that confines it, no compile.
+        const fs::path runner = runnerPath();
+        if (!fs::exists(runner, ec)) {
+            result.log = "cannot run the compiler confined: " + runner.string()
+                + " is missing (or turn confinement off in the settings)";
+            return result;
+        }
+        fs::remove(workDir / "compile-confinement.json", ec); // a report must be this compile's
+        sub.argv = {runner.string(), "--compile", workDir.string()};
+        for (const auto& p : compileReadablePaths(argv, request.backend))
+            sub.argv.insert(sub.argv.end(), {"--readable", p});
+        for (const auto& p : request.hiddenPaths)
+            sub.argv.insert(sub.argv.end(), {"--hidden", p.string()});
+        sub.argv.emplace_back("--");
+        sub.argv.insert(sub.argv.end(), argv.begin(), argv.end());
     }
-    sub.workingDirectory = request.workDir.string();
+    sub.workingDirectory = workDir.string();
     sub.environment = scrubbedEnvironment();
     sub.timeout = request.timeout;
     const SubprocessResult run = runSubprocess(sub);
@@ -236,11 +244,11 @@ CompileResult compileKernel(const CompileRequest& request)
     result.log = trimCompilerLog(full);
     if (!run.started)
         result.log = "cannot run the compiler: " + run.error;
-    else if (run.timedOut)
+    else if (run.timedOut || run.signal != 0) // a limit's signal (SIGXFSZ, SIGKILL) leaves no message of its own
         result.log += "compilation " + run.describeExit() + "\n";
     result.ok = run.succeeded() && fs::exists(result.library, ec);
-    if (confined)
-        result.confinementGaps = reportedGaps(request.workDir);
+    if (request.confine)
+        result.confinementGaps = reportedGaps(workDir);
     return result;
 }
 

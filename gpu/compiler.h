@@ -33,6 +33,9 @@ struct CompileRequest {
     // The compiler runs confined as a candidate does (ksearch-runner --compile): the source is as
     // untrusted as the program. False only where a person turned confinement off.
     bool confine = true;
+    // Hidden from the confined compiler as the home folders are: the task's folder, whose
+    // workloads.jsonl (the held-out shapes among them) a source could otherwise #include.
+    std::vector<std::filesystem::path> hiddenPaths;
 };
 
 struct CompileResult {

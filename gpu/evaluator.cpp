@@ -311,6 +311,8 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
     job.memoryLimitBytes = m_settings.runnerMemoryLimitBytes;
     job.processLimit = m_settings.runnerProcessLimit;
     job.gpuMemoryBudgetBytes = m_settings.gpuMemoryBudgetBytes;
+    if (!m_task.dir.empty()) // its workloads.jsonl names the held-out shapes
+        job.hiddenPaths = {m_task.dir};
     job.confine = m_settings.confineCandidates;
     job.bench.enabled = bench;
     for (const auto& w : m_workloads) {
@@ -508,6 +510,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
         r.extraFlags = std::move(flags);
         r.timeout = m_settings.compileTimeout;
         r.confine = m_settings.confineCandidates;
+        if (!m_task.dir.empty()) // its workloads.jsonl names the held-out shapes
+            r.hiddenPaths = {m_task.dir};
         return r;
     };
     // The candidate and, the first time, the reference(s) and baseline compile side by side.

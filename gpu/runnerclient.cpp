@@ -122,6 +122,8 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
     doc.memoryLimitBytes = job.memoryLimitBytes;
     doc.processLimit = job.processLimit;
     doc.gpuMemoryBudgetBytes = job.gpuMemoryBudgetBytes;
+    for (const auto& p : job.hiddenPaths)
+        doc.hiddenPaths.push_back(p.string());
     doc.confine = job.confine;
     for (const auto& f : job.layout.fields)
         doc.fields.push_back({f.name, protocolRole(f.role), f.offset, f.size, std::string(dtypeName(f.dtype))});

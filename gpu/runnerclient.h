@@ -71,6 +71,7 @@ struct RunnerJob {
     std::uint64_t memoryLimitBytes = 0;
     std::uint64_t processLimit = 0; // Job::processLimit: 0, the runner's default
     std::uint64_t gpuMemoryBudgetBytes = 0; // Job::gpuMemoryBudgetBytes: 0, the runner's default
+    std::vector<std::filesystem::path> hiddenPaths; // Job::hiddenPaths
     bool confine = true; // false: a person turned confinement off (Job::confine)
 };
 

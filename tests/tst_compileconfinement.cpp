@@ -10,9 +10,11 @@
 #include "testmain.h"
 #include "testsupport.h"
 
+#include <QStandardPaths>
 #include <QTemporaryDir>
 
 #include <compiler.h>
+#include <optional>
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -23,6 +25,9 @@ class TestCompileConfinement : public QObject
 private slots:
     void compilerCannotReadTheHomeFolder_data();
     void compilerCannotReadTheHomeFolder();
+    void compilerCannotReadTheTaskFolder();
+    void legitimateSetupsStillCompile_data();
+    void legitimateSetupsStillCompile();
     void compilerConfinementIsReported();
 };
 
@@ -43,6 +48,39 @@ CompileRequest requestFor(Backend backend, const fs::path& source, const fs::pat
     r.confine = confine;
     return r;
 }
+
+bool nvccFound()
+{
+    return fs::exists(nvccPath()) || !QStandardPaths::findExecutable(QString::fromStdString(nvccPath())).isEmpty();
+}
+
+// Sets an environment variable for as long as it lives (the compilers' environment is read when
+// they start).
+class ScopedVariable
+{
+public:
+    ScopedVariable(const char* name, const QByteArray& value)
+        : m_name(name)
+        , m_wasSet(qEnvironmentVariableIsSet(name))
+        , m_before(qgetenv(name))
+    {
+        qputenv(name, value);
+    }
+    ~ScopedVariable()
+    {
+        if (m_wasSet)
+            qputenv(m_name, m_before);
+        else
+            qunsetenv(m_name);
+    }
+    ScopedVariable(const ScopedVariable&) = delete;
+    ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+private:
+    const char* m_name;
+    bool m_wasSet;
+    QByteArray m_before;
+};
 
 bool libraryHolds(const fs::path& library, const std::string& text)
 {
@@ -71,7 +109,7 @@ void TestCompileConfinement::compilerCannotReadTheHomeFolder()
     QFETCH(QString, source);
     QFETCH(bool, leaksIntoTheLog);
     const auto b = static_cast<Backend>(backend);
-    if (b == Backend::Cuda && !fs::exists(nvccPath()))
+    if (b == Backend::Cuda && !nvccFound())
         QSKIP("nvcc not found: the CUDA toolkit is not installed");
     const auto home = test::folderOnTheDisk("home");
     QVERIFY(home);
@@ -118,7 +156,84 @@ void TestCompileConfinement::compilerConfinementIsReported()
     const CompileResult off = compileKernel(requestFor(Backend::Host, file, root / "off", false));
     QVERIFY2(off.ok, off.log.c_str());
     QCOMPARE(off.confinementGaps, std::vector<std::string> {"confinement turned off in the settings"});
-    QVERIFY(!fs::exists(root / "off" / "compile-confinement.json"));
+}
+
+// The task's folder is hidden from the compiler too (CompileRequest::hiddenPaths, which the
+// evaluator sets): its workloads.jsonl lists the held-out shapes, and an #include of it would
+// show its first line in the compile log the code policy reads.
+void TestCompileConfinement::compilerCannotReadTheTaskFolder()
+{
+    const auto task = test::folderOnTheDisk("task");
+    QVERIFY(task);
+    const fs::path taskDir = task->path().toStdString();
+    test::writeText(taskDir / "workloads.jsonl", std::string("#error ") + kSecret + "\n");
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    const fs::path file = root / "candidate.cpp";
+    test::writeText(
+        file, "#include \"ks_task.h\"\n#include \"" + (taskDir / "workloads.jsonl").string() + "\"\n" + kRun);
+    auto request = [&](const char* sub, bool confine) {
+        CompileRequest r = requestFor(Backend::Host, file, root / sub, confine);
+        r.hiddenPaths = {taskDir};
+        return r;
+    };
+    const CompileResult off = compileKernel(request("off", false));
+    QVERIFY2(off.log.find(kSecret) != std::string::npos, off.log.c_str()); // the escape is real
+    const CompileResult confined = compileKernel(request("confined", true));
+    if (!confined.confinementGaps.empty())
+        QSKIP(("the compiler ran without full confinement here: " + confined.confinementGaps.front()).c_str());
+    QVERIFY2(!confined.ok && confined.log.find(kSecret) == std::string::npos, confined.log.c_str());
+    QVERIFY2(confined.log.find("workloads.jsonl") != std::string::npos, confined.log.c_str());
+}
+
+// What a confined compile must still reach, where a user keeps it under the hidden home folder:
+// a compiler on PATH through a symbolic link (~/.local/bin, a conda environment), a work folder
+// reached through a symbolic link, an include folder the flags name.
+void TestCompileConfinement::legitimateSetupsStillCompile_data()
+{
+    QTest::addColumn<QString>("setup");
+    QTest::newRow("compiler linked from a PATH folder in the home") << u"compiler"_qs;
+    QTest::newRow("work folder through a link in the home") << u"workdir"_qs;
+    QTest::newRow("include folder in the home, named by -I") << u"include"_qs;
+}
+
+void TestCompileConfinement::legitimateSetupsStillCompile()
+{
+    QFETCH(QString, setup);
+    const auto home = test::folderOnTheDisk("home");
+    const auto elsewhere = test::folderOnTheDisk("elsewhere");
+    QVERIFY(home && elsewhere);
+    const fs::path homeDir = home->path().toStdString(), otherDir = elsewhere->path().toStdString();
+    const test::HomeFolder homeForCompilers(homeDir);
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    const fs::path file = root / "honest.cpp";
+    std::string source = std::string("#include \"ks_task.h\"\n") + kRun;
+    fs::path workDir = root / "work";
+    std::vector<std::string> flags;
+    std::optional<ScopedVariable> path, compiler;
+    if (setup == u"compiler") {
+        const QString gxx = QStandardPaths::findExecutable(QString::fromStdString(hostCompiler()));
+        QVERIFY(!gxx.isEmpty());
+        fs::create_directories(homeDir / "bin");
+        fs::create_symlink(fs::canonical(gxx.toStdString()), homeDir / "bin" / "my-cxx");
+        path.emplace("PATH", QByteArray::fromStdString((homeDir / "bin").string() + ":") + qgetenv("PATH"));
+        compiler.emplace("KSEARCH_CXX", QByteArrayLiteral("my-cxx"));
+    } else if (setup == u"workdir") {
+        fs::create_symlink(otherDir, homeDir / "link");
+        workDir = homeDir / "link" / "work";
+    } else {
+        test::writeText(homeDir / "inc" / "extra.h", "constexpr int kExtra = 1;\n");
+        source = "#include \"extra.h\"\n" + source;
+        flags = {"-I", (homeDir / "inc").string()};
+    }
+    test::writeText(file, source);
+    CompileRequest r = requestFor(Backend::Host, file, workDir, true);
+    r.extraFlags = flags;
+    const CompileResult confined = compileKernel(r);
+    QVERIFY2(confined.ok, (confined.command + "\n" + confined.log).c_str());
+    if (!confined.confinementGaps.empty())
+        QSKIP(("the compiler ran without full confinement here: " + confined.confinementGaps.front()).c_str());
 }
 
 KS_TEST_MAIN_CORE(TestCompileConfinement)

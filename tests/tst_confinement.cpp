@@ -45,6 +45,7 @@ private slots:
     void forkedProcessesDieWithTheRunner();
     void candidateCannotWriteOutsideItsFolder();
     void candidateCannotReadTheHomeFolder();
+    void candidateCannotReadTheTaskFolder();
     void allocationsPastTheMemoryLimitFail();
     void filesPastTheSizeLimitAreRefused();
     void forksPastTheProcessLimitFail();
@@ -283,6 +284,41 @@ void TestConfinement::candidateCannotReadTheHomeFolder()
               "writable: its stderr names it), so the candidate could read the home folder");
     QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
     QCOMPARE(test::readText(homeDir / "secret.txt"), std::string("s3cret")); // it is there, for the others
+}
+
+// The task's folder is hidden from the candidate as the home folders are (Job::hiddenPaths, set
+// by the evaluator): its workloads.jsonl names the held-out shapes, which a candidate could read
+// and print to stderr before failing on a shown workload, whose message the code policy reads.
+// The task lies on the disk (under /tmp the private /tmp would hide it anyway); with confinement
+// off the same candidate reads it, which shows the read is real.
+void TestConfinement::candidateCannotReadTheTaskFolder()
+{
+    const auto disk = folderOnTheDisk("task");
+    if (!disk)
+        QSKIP("the working directory is not writable: no folder outside /tmp for the task");
+    const fs::path root = disk->path().toStdString();
+    test::writeTwoWorkloadScaleTask(root / "scale");
+    const fs::path source = test::writeScaleCandidate(root, "reads-task",
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {\n"
+        "    static int found = -1; if (found < 0) found = open(\""
+            + (fs::canonical(root / "scale") / "workloads.jsonl").string() + "\", O_RDONLY) >= 0 ? 95 : 0;\n"
+            + "    if (found) return found;\n    " + std::string(kLoop) + "\n    return 0;\n}");
+    for (const bool confine : {true, false}) {
+        const fs::path workDir = root / (confine ? "work-confined" : "work-off");
+        auto ev =
+            test::makeScaleEvaluator(root, workDir, 20s, [&](EvaluatorSettings& s) { s.confineCandidates = confine; });
+        const Evaluation e = ev->evaluate(source);
+        if (confine) {
+            const auto env = runnerEnvironment(workDir, "candidate-1");
+            QVERIFY2(env.has_value(), e.log.c_str());
+            if (!env->filesystemConfined)
+                QSKIP("the runner reported filesystem_confined: false here, so the task's folder stays readable");
+            QVERIFY2(e.status == Verdict::Passed, e.log.c_str());
+        } else {
+            QVERIFY2(
+                e.status == Verdict::RuntimeError && e.log.find("returned 95") != std::string::npos, e.log.c_str());
+        }
+    }
 }
 
 // A candidate that allocates 1 GiB pieces, up to 64 GiB, on its first call, and returns 100 plus

@@ -37,6 +37,7 @@ private slots:
     void candidateCannotWriteOutsideItsFolder();
     void candidateCannotReadTheHomeFolder_data();
     void candidateCannotReadTheHomeFolder();
+    void candidateCannotReadTheTaskFolder();
     void candidateCannotReachTheNetwork();
     void forkedProcessesDieWithTheRunner();
     void allocationsPastTheMemoryLimitFail();
@@ -53,8 +54,8 @@ private:
     };
     // Evaluates a candidate whose first call runs `escape` (the body of a function that returns
     // what it reached, or None), raising when it returns something, then computes y = alpha * x.
-    Outcome evaluateEscape(
-        const std::string& name, const std::string& escape, const std::function<void(EvaluatorSettings&)>& adjust = {});
+    Outcome evaluateEscape(const std::string& name, const std::string& escape,
+        const std::function<void(EvaluatorSettings&)>& adjust = {}, const fs::path& taskRoot = {});
 
     QTemporaryDir m_dir;
     fs::path m_root;
@@ -78,11 +79,11 @@ void TestPythonConfinement::initTestCase()
     m_homeForRunners = std::make_unique<test::HomeFolder>(m_home->path().toStdString());
 }
 
-TestPythonConfinement::Outcome TestPythonConfinement::evaluateEscape(
-    const std::string& name, const std::string& escape, const std::function<void(EvaluatorSettings&)>& adjust)
+TestPythonConfinement::Outcome TestPythonConfinement::evaluateEscape(const std::string& name, const std::string& escape,
+    const std::function<void(EvaluatorSettings&)>& adjust, const fs::path& taskRoot)
 {
     const fs::path workDir = m_root / ("work-" + name);
-    auto ev = test::makeScaleEvaluator(m_root, workDir, 30s, [&](EvaluatorSettings& s) {
+    auto ev = test::makeScaleEvaluator(taskRoot.empty() ? m_root : taskRoot, workDir, 30s, [&](EvaluatorSettings& s) {
         s.language = Language::Python;
         s.python = m_python;
         if (adjust)
@@ -140,6 +141,28 @@ void TestPythonConfinement::candidateCannotWriteOutsideItsFolder()
 }
 
 // Reads the secret the test put in its HOME, lists that folder and /root: all behind empty tmpfs.
+// The task's folder (on the disk: under /tmp the private /tmp would hide it anyway) is hidden as
+// the home folders are: its workloads.jsonl names the held-out shapes. With confinement off the
+// same candidate reads it.
+void TestPythonConfinement::candidateCannotReadTheTaskFolder()
+{
+    const fs::path taskRoot = fs::path(m_outside->path().toStdString()) / "task-root";
+    test::writeTwoWorkloadScaleTask(taskRoot / "scale");
+    const std::string escape = "    try:\n        with open('"
+        + (fs::canonical(taskRoot / "scale") / "workloads.jsonl").string()
+        + "') as f:\n            return 'read ' + f.read(20)\n    except OSError:\n        return None";
+    const Outcome confined = evaluateEscape("reads-task", escape, {}, taskRoot);
+    QVERIFY2(confined.environment.has_value(), confined.evaluation.log.c_str());
+    if (!confined.environment->filesystemConfined)
+        QSKIP("the Python runner reported filesystem_confined: false");
+    QVERIFY2(confined.evaluation.status == Verdict::Passed, confined.evaluation.log.c_str());
+    const Outcome off = evaluateEscape(
+        "reads-task-off", escape, [](EvaluatorSettings& s) { s.confineCandidates = false; }, taskRoot);
+    QVERIFY2(
+        off.evaluation.status == Verdict::RuntimeError && off.evaluation.log.find("escaped: read") != std::string::npos,
+        off.evaluation.log.c_str());
+}
+
 void TestPythonConfinement::candidateCannotReadTheHomeFolder_data()
 {
     QTest::addColumn<bool>("homeOnImportPath");

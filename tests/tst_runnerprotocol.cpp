@@ -24,6 +24,7 @@ Job sampleJob()
     job.memoryLimitBytes = std::uint64_t {4} << 30;
     job.processLimit = 512;
     job.gpuMemoryBudgetBytes = std::uint64_t {3} << 30;
+    job.hiddenPaths = {"/srv/tasks/scale"};
     job.confine = false;
     Call call;
     call.id = "w-1";
@@ -69,6 +70,7 @@ void TestRunnerProtocol::jobRoundTrip()
     QCOMPARE(read.memoryLimitBytes, std::uint64_t {4} << 30);
     QCOMPARE(read.processLimit, std::uint64_t {512});
     QCOMPARE(read.gpuMemoryBudgetBytes, std::uint64_t {3} << 30);
+    QCOMPARE(read.hiddenPaths, std::vector<std::string> {"/srv/tasks/scale"});
     QVERIFY(!read.confine);
     // What the runner requires and what it may default.
     for (const char* key : {"backend", "library", "args_size", "fields", "calls"})
@@ -84,11 +86,13 @@ void TestRunnerProtocol::jobRoundTrip()
     minimal.erase("memory_limit_bytes");
     minimal.erase("process_limit");
     minimal.erase("gpu_memory_budget_bytes");
+    minimal.erase("hidden_paths");
     minimal.erase("confine");
     const Job defaults = jobFromJson(minimal);
     QVERIFY(defaults.confine); // a job that says nothing is confined
     QCOMPARE(defaults.processLimit, std::uint64_t {0});
     QCOMPARE(defaults.gpuMemoryBudgetBytes, std::uint64_t {0});
+    QVERIFY(defaults.hiddenPaths.empty());
     QCOMPARE(defaults.fileLimitBytes, std::uint64_t {0}); // the runner's defaults
     QCOMPARE(defaults.memoryLimitBytes, std::uint64_t {0});
     QCOMPARE(defaults.symbol, std::string("ks_run"));
@@ -102,6 +106,12 @@ void TestRunnerProtocol::malformedJobsNameTheField_data()
     QTest::addColumn<QString>("pointer"); // JSON pointer of the value to replace
     QTest::addColumn<QString>("value"); // its new JSON text; empty: remove it
     QTest::addColumn<QString>("fragment");
+    QTest::newRow("hidden path not a string") << "/hidden_paths/0"
+                                              << "3"
+                                              << "hidden_paths: not a string";
+    QTest::newRow("hidden paths not an array") << "/hidden_paths"
+                                               << "\"/srv\""
+                                               << "hidden_paths: not an array";
     QTest::newRow("buffer without fd") << "/calls/0/inputs/x/fd"
                                        << ""
                                        << "calls.w-1.inputs.x: needs fd and bytes";

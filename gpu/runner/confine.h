@@ -50,8 +50,10 @@ std::uint64_t limitProcesses(std::uint64_t limit, bool inOwnPidNamespace);
 // namespace; true only when all of it holds and every thread of the process sees it. The
 // `readable` paths (the candidate's file; for Python, the interpreter's prefixes and import path,
 // which a virtual environment or ~/.local may keep under a home folder) stay readable where a
-// hidden folder covered them. Paths absolute and canonical.
-bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>& readable, std::uint64_t tmpBytes);
+// hidden folder covered them; `alsoHidden` folders are hidden as the homes are (a compile's task
+// folder, whose held-out workloads the source must not include). Paths absolute and canonical.
+bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>& readable, std::uint64_t tmpBytes,
+    const std::vector<std::string>& alsoHidden = {});
 
 // A runner's file size limit when the job names none; also the size of the private /tmp.
 inline constexpr std::uint64_t kDefaultFileLimitBytes = std::uint64_t {1} << 30;

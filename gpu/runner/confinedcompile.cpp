@@ -29,19 +29,27 @@ std::string canonical(const std::string& path)
 
 int runConfinedCompile(int argc, char** argv)
 {
-    // argv: ksearch-runner --compile DIR [--readable PATH]... -- PROGRAM ARGS...
+    // argv: ksearch-runner --compile DIR [--readable PATH | --hidden PATH]... -- PROGRAM ARGS...
+    constexpr const char* kUsage =
+        "usage: ksearch-runner --compile DIR [--readable PATH | --hidden PATH]... -- PROGRAM ARGS...\n";
     if (argc < 5 || std::strcmp(argv[1], "--compile") != 0) {
-        std::cerr << "usage: ksearch-runner --compile DIR [--readable PATH]... -- PROGRAM ARGS...\n";
+        std::cerr << kUsage;
         return kExitUsage;
     }
     const std::string dir = canonical(argv[2]);
-    std::vector<std::string> readable;
+    std::vector<std::string> readable, hidden;
     int i = 3;
-    for (; i + 1 < argc && std::strcmp(argv[i], "--readable") == 0; i += 2)
-        if (const std::string path = canonical(argv[i + 1]); !path.empty())
-            readable.push_back(path); // one that does not exist has nothing to keep
+    for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-' && argv[i][2] != '\0'; i += 2) {
+        const std::string path = canonical(argv[i + 1]); // one that does not exist has nothing to keep or hide
+        if (std::strcmp(argv[i], "--readable") == 0 && !path.empty())
+            readable.push_back(path);
+        else if (std::strcmp(argv[i], "--hidden") == 0 && !path.empty())
+            hidden.push_back(path);
+        else if (std::strcmp(argv[i], "--readable") != 0 && std::strcmp(argv[i], "--hidden") != 0)
+            break;
+    }
     if (dir.empty() || i + 1 >= argc || std::strcmp(argv[i], "--") != 0) {
-        std::cerr << "usage: ksearch-runner --compile DIR [--readable PATH]... -- PROGRAM ARGS...\n";
+        std::cerr << kUsage;
         return kExitUsage;
     }
     char** program = argv + i + 1;
@@ -50,10 +58,10 @@ int runConfinedCompile(int argc, char** argv)
     const bool mounts = privateMountNamespace();
     const bool processes = containChildProcesses(); // from here on, the job's process only
     limitProcesses(0, processes);
-    const bool filesystem = mounts && processes && confineFilesystem(dir, readable, kDefaultFileLimitBytes);
+    const bool filesystem = mounts && processes && confineFilesystem(dir, readable, kDefaultFileLimitBytes, hidden);
     limitResources(0, 0);
-    if (filesystem)
-        ::setenv("TMPDIR", "/tmp", 1); // the private one: the caller's may now be read-only
+    if (mounts && processes) // the private /tmp, also where the rest fell short: the caller's may be hidden now
+        ::setenv("TMPDIR", "/tmp", 1);
     {
         std::ofstream report(dir + "/compile-confinement.json", std::ios::trunc);
         report << R"({"network": )" << (network ? "true" : "false") << R"(, "processes": )"

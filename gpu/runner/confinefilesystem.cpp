@@ -206,7 +206,8 @@ bool privateMountNamespace()
 // had: nothing is covered when the job's folder could not be kept; after that, when a mount could
 // not be made read-only (the check below), /proc not replaced, or a thread found in another mount
 // namespace, the confinement is partial and reported as none. Paths are absolute and canonical.
-bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>& readable, std::uint64_t tmpBytes)
+bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>& readable, std::uint64_t tmpBytes,
+    const std::vector<std::string>& alsoHidden)
 {
     if (!g_privateMounts) { // in the system's namespace these mounts would cover the machine's folders
         std::cerr << "ksearch-runner: the filesystem is not confined: no private mount namespace\n";
@@ -236,6 +237,7 @@ bool confineFilesystem(const std::string& jobDir, const std::vector<std::string>
     // Resolved before anything is covered: a $HOME under /tmp no longer resolves afterwards, and
     // the readable paths below are checked against it.
     std::vector<std::string> hidden = {"/root", "/home", "/run"};
+    hidden.insert(hidden.end(), alsoHidden.begin(), alsoHidden.end());
     if (const char* home = std::getenv("HOME"); home && *home == '/')
         if (char* real = ::realpath(home, nullptr)) {
             hidden.emplace_back(real);

@@ -52,17 +52,31 @@ KS_CONFINE_API std::uint64_t ks_confine_limit_processes(std::uint64_t limit, int
 }
 
 // 1: the filesystem is confined to the job's folder (see confine.h). `readable`: the paths kept
-// readable, one per line (the candidate's file first). tmpBytes 0: the default.
+// readable, one per line (the candidate's file first); `hidden`: folders hidden as the home
+// folders are, one per line. tmpBytes 0: the default.
+KS_CONFINE_API int ks_confine_filesystem_hiding(
+    const char* jobDir, const char* readable, const char* hidden, std::uint64_t tmpBytes)
+{
+    if (!jobDir || !readable || !hidden)
+        return 0;
+    const auto lines = [](const char* text) {
+        std::vector<std::string> paths;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty())
+                paths.push_back(line);
+        return paths;
+    };
+    return ksr::confineFilesystem(
+               jobDir, lines(readable), tmpBytes ? tmpBytes : ksr::kDefaultFileLimitBytes, lines(hidden))
+        ? 1
+        : 0;
+}
+
+// The same, hiding nothing beyond the home folders.
 KS_CONFINE_API int ks_confine_filesystem(const char* jobDir, const char* readable, std::uint64_t tmpBytes)
 {
-    if (!jobDir || !readable)
-        return 0;
-    std::vector<std::string> paths;
-    std::istringstream lines(readable);
-    for (std::string line; std::getline(lines, line);)
-        if (!line.empty())
-            paths.push_back(line);
-    return ksr::confineFilesystem(jobDir, paths, tmpBytes ? tmpBytes : ksr::kDefaultFileLimitBytes) ? 1 : 0;
+    return ks_confine_filesystem_hiding(jobDir, readable, "", tmpBytes);
 }
 
 // The limits in force afterwards, written to *fileBytes and *memoryBytes (0: none).

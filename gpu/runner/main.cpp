@@ -123,9 +123,12 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     // In the PID namespace (its /proc), after the device context is up (it opened the device
     // files and the driver's sockets under /run). Before any file is opened for writing: a mount
     // is not made read-only while a file on it is open for writing (EBUSY).
+    std::vector<std::string> hidden;
+    for (const auto& p : job.hiddenPaths)
+        hidden.push_back(canonicalPath(p));
     const bool confined = confine && ready.privateMounts && ready.processesContained
         && ksr::confineFilesystem(
-            dir, {library}, job.fileLimitBytes ? job.fileLimitBytes : ksr::kDefaultFileLimitBytes);
+            dir, {library}, job.fileLimitBytes ? job.fileLimitBytes : ksr::kDefaultFileLimitBytes, hidden);
     const ksr::AppliedLimits limits =
         confine ? ksr::limitResources(job.fileLimitBytes, job.memoryLimitBytes) : ksr::AppliedLimits {};
     ksr::Backend* backend = ready.backend.get();
@@ -272,7 +275,7 @@ int main(int argc, char** argv)
     if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
         std::cerr
             << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool | --confined-under-tool] "
-               "[--unconfined] | --compile DIR [--readable PATH]... -- PROGRAM ARGS... | "
+               "[--unconfined] | --compile DIR [--readable PATH | --hidden PATH]... -- PROGRAM ARGS... | "
                "--probe | --version\n";
         return kExitUsage;
     }

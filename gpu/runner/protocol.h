@@ -94,6 +94,9 @@ struct Job {
     // buffers and workspace the runner gives it: everything else is held by the runner during a
     // call, so an allocation past it fails as on a full device. 0: the runner's default of 1 GiB.
     std::uint64_t gpuMemoryBudgetBytes = 0;
+    // Folders hidden from the candidate as the home folders are (the task's: its workloads.jsonl
+    // names the held-out shapes). Absolute paths.
+    std::vector<std::string> hiddenPaths;
     // false: a person turned confinement off (to debug a candidate): no namespaces, no limits.
     // A runner started ahead of its job is told so on its command line (--unconfined) as well.
     bool confine = true;
@@ -137,6 +140,8 @@ inline nlohmann::json toJson(const Job& job)
         {"measure_device", job.measureDevice}, {"allow_tf32", job.allowTf32}, {"file_limit_bytes", job.fileLimitBytes},
         {"memory_limit_bytes", job.memoryLimitBytes}, {"process_limit", job.processLimit},
         {"gpu_memory_budget_bytes", job.gpuMemoryBudgetBytes}, {"confine", job.confine}};
+    if (!job.hiddenPaths.empty())
+        doc["hidden_paths"] = job.hiddenPaths;
     doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
         {"max_samples", job.bench.maxSamples}, {"max_noise", job.bench.maxNoise}, {"max_seconds", job.bench.maxSeconds},
         {"warmup_seconds", job.bench.warmupSeconds}};
@@ -305,6 +310,15 @@ inline Job jobFromJson(const nlohmann::json& j)
     job.processLimit = detail::integerOr<std::uint64_t>(j, "process_limit", 0, "");
     job.gpuMemoryBudgetBytes = detail::integerOr<std::uint64_t>(j, "gpu_memory_budget_bytes", 0, "");
     job.confine = !j.contains("confine") || !j["confine"].is_boolean() || j["confine"].get<bool>();
+    if (j.contains("hidden_paths")) {
+        if (!j["hidden_paths"].is_array())
+            throw std::runtime_error("hidden_paths: not an array");
+        for (const auto& p : j["hidden_paths"]) {
+            if (!p.is_string())
+                throw std::runtime_error("hidden_paths: not a string");
+            job.hiddenPaths.push_back(p.get<std::string>());
+        }
+    }
     if (j.contains("bench")) {
         const auto& b = j["bench"];
         job.bench.enabled = b.value("enabled", false);

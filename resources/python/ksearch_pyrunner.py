@@ -98,8 +98,11 @@ class Confinement:
         if self.private_mounts and self.processes:
             candidate = os.path.realpath(job["library"])
             readable = [candidate] + interpreter_paths()
-            self.filesystem = self.lib.ks_confine_filesystem(
-                os.path.realpath(job_dir).encode(), "\n".join(readable).encode(), count("file_limit_bytes")) == 1
+            # The task's folder hidden too: its workloads.jsonl names the held-out shapes.
+            hidden = [os.path.realpath(p) for p in job.get("hidden_paths") or []]
+            self.filesystem = self.lib.ks_confine_filesystem_hiding(
+                os.path.realpath(job_dir).encode(), "\n".join(readable).encode(), "\n".join(hidden).encode(),
+                count("file_limit_bytes")) == 1
             job["library"] = candidate  # a relative path would now start from the job's folder
             # The search's Triton cache may be read-only now (all of it but the job's folder is,
             # even where the confinement fell short), and a job's own keeps one candidate from
@@ -150,7 +153,7 @@ def load_confine():
     u64 = ctypes.c_uint64
     lib.ks_confine_limit_processes.argtypes = [u64, ctypes.c_int]
     lib.ks_confine_limit_processes.restype = u64
-    lib.ks_confine_filesystem.argtypes = [ctypes.c_char_p, ctypes.c_char_p, u64]
+    lib.ks_confine_filesystem_hiding.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, u64]
     lib.ks_confine_limit_resources.argtypes = [u64, u64, ctypes.POINTER(u64), ctypes.POINTER(u64)]
     lib.ks_confine_limit_resources.restype = None
     return lib
