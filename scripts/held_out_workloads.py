@@ -130,6 +130,11 @@ def write(task, held_out):
     if start >= 0:
         text = text[:start] + text[text.find("],\n", start) + 3:]
     at = text.find('  "cost_model"')
+    if at < 0:  # no cost model: the list goes last, after the last member (which gains a comma)
+        end = text.rstrip().rfind("}")
+        body = text[:end].rstrip()
+        text, at = body + ",\n" + text[end:], len(body) + 2
+        listing = listing.rstrip().rstrip(",") + "\n"
     definition.write_text(text[:at] + listing + text[at:])
     print(f"{path}: {len(kept)} shown, {len(held_out)} held out")
 

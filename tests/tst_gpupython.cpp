@@ -245,7 +245,7 @@ void TestGpuPython::allocationsStayWithinTheBudget()
               "    x = hidden_states.float()\n"
               "    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.float()\n"
               "    output.copy_(y.to(torch.bfloat16))\n");
-    for (const bool confine : {true, false}) { // the budget holds for an ordinary user's runner too
+    for (const bool confine : {true, false}) { // confined, then turned off (no budget), for any user
         auto ev = makeEvaluator("rmsnorm", Language::Python, {"e7f6101b"}, confine);
         const Evaluation e = ev->evaluate(source);
         QVERIFY2(e.confinement, e.log.c_str());
