@@ -19,6 +19,10 @@ import pathlib
 import random
 import uuid
 
+from make_mla_workloads import NUM_PAGES, mla_inputs, split
+from make_moe_workloads import moe_inputs
+from make_trimul_workloads import trimul_inputs
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "tasks"
 
 
@@ -26,15 +30,6 @@ def workload(task, tag, axes, inputs):
     return {"definition": task, "solution": None, "evaluation": None,
             "workload": {"uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"ksearch/{task}/held-out/{tag}")),
                          "axes": axes, "inputs": inputs}}
-
-
-def lengths(total, parts, rng):
-    """`parts` lengths of at least one token adding up to `total`, skewed (a few long requests)."""
-    weights = [2.0 ** rng.uniform(0.0, 5.0) for _ in range(parts)]
-    out = [1 + int((total - parts) * w / sum(weights)) for w in weights]
-    for i in range(total - sum(out)):
-        out[i % parts] += 1
-    return out
 
 
 def rmsnorm():
@@ -51,10 +46,10 @@ def gqa():
     rng = random.Random(20261205)
     rows = []
     for batch, total in ((3, 13001), (40, 20480)):  # batch sizes the captures do not have
-        split = lengths(total, batch, rng)
+        lengths = split(total, batch, rng)
         pages = int(total * 1.25) + 200  # a pool larger than the request, as in the shown workloads
         inputs = {"q": {"type": "random"}, "k_cache": {"type": "random"}, "v_cache": {"type": "random"},
-                  "kv_indptr": {"type": "indptr", "lengths": split},
+                  "kv_indptr": {"type": "indptr", "lengths": lengths},
                   "kv_indices": {"type": "unique_indices", "high": "num_pages"},
                   "sm_scale": {"type": "scalar", "value": 1.0 / math.sqrt(128)}}
         axes = {"batch_size": batch, "num_pages": pages, "len_indptr": batch + 1, "num_kv_indices": total}
@@ -64,23 +59,19 @@ def gqa():
 
 def mla(prefill):
     task = "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1" if prefill else "mla_paged_decode_h16_ckv512_kpe64_ps1"
-    shown = json.loads((ROOT / task / "workloads.jsonl").read_text().splitlines()[0])["workload"]
-    pages, scale = shown["axes"]["num_pages"], shown["inputs"]["sm_scale"]["value"]
     rng = random.Random(20261206 + prefill)
     rows = []
     for batch, total_q, total_kv in ((3, 700, 2100), (27, 1500, 41000)) if prefill else ((5, 0, 4321), (33, 0, 40000)):
-        inputs = {n: {"type": "random"} for n in ("q_nope", "q_pe", "ckv_cache", "kpe_cache")}
-        kv = lengths(total_kv, batch, rng)
+        kv = split(total_kv, batch, rng)
+        axes = {"num_pages": NUM_PAGES, "len_indptr": batch + 1, "num_kv_indices": total_kv}
         if prefill:  # each request's queries are the last of its KV tokens
-            q = lengths(total_q, batch, rng)
-            kv = [a + b for a, b in zip(q, lengths(total_kv - total_q, batch, rng))]
-            inputs["qo_indptr"] = {"type": "indptr", "lengths": q}
-            axes = {"total_q": total_q, "num_pages": pages, "len_indptr": batch + 1, "num_kv_indices": total_kv}
+            q = split(total_q, batch, rng)
+            kv = [a + b for a, b in zip(q, split(total_kv - total_q, batch, rng))]
+            inputs = mla_inputs(qo_indptr=q, kv_indptr=kv)
+            axes = {"total_q": total_q, **axes}
         else:
-            axes = {"batch_size": batch, "num_pages": pages, "len_indptr": batch + 1, "num_kv_indices": total_kv}
-        inputs["kv_indptr"] = {"type": "indptr", "lengths": kv}
-        inputs["kv_indices"] = {"type": "unique_indices", "high": "num_pages"}
-        inputs["sm_scale"] = {"type": "scalar", "value": scale}
+            inputs = mla_inputs(kv_indptr=kv)
+            axes = {"batch_size": batch, **axes}
         rows.append(workload(task, f"bs{batch}-q{total_q}-kv{total_kv}", axes, inputs))
     return rows
 
@@ -89,30 +80,16 @@ def moe():
     task = "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048"
     rows = []
     for seq_len, offset in ((3, 96), (203, 160)):  # token counts of no capture, the offsets of others
-        inputs = {n: {"type": "random"} for n in (
-            "routing_logits", "routing_bias", "hidden_states", "hidden_states_scale", "gemm1_weights",
-            "gemm1_weights_scale", "gemm2_weights", "gemm2_weights_scale")}
-        inputs["local_expert_offset"] = {"type": "scalar", "value": offset}
-        inputs["routed_scaling_factor"] = {"type": "scalar", "value": 2.5}
-        rows.append(workload(task, f"t{seq_len}-o{offset}", {"seq_len": seq_len}, inputs))
+        rows.append(workload(task, f"t{seq_len}-o{offset}", {"seq_len": seq_len}, moe_inputs(offset)))
     return rows
 
 
 def trimul():
     # GPU MODE's sizes, in combinations none of its test or benchmark shapes has.
-    weight = {"type": "random", "std": 1.0 / math.sqrt(128)}
     rows = []
-    for seq_len, batch, dim, nomask, cauchy in ((96, 3, 128, False, True), (384, 1, 256, True, False)):
-        x = {"type": "random", "distribution": "cauchy", "scale": 2.0} if cauchy else {"type": "random"}
-        inputs = {"input": x, "mask": {"type": "constant", "value": 1} if nomask else {"type": "random"},
-                  "norm_weight": {"type": "random"}, "norm_bias": {"type": "random"}}
-        for name in ("left_proj", "right_proj", "left_gate", "right_gate", "out_gate"):
-            inputs[name] = weight
-        inputs["to_out_norm_weight"] = {"type": "random"}
-        inputs["to_out_norm_bias"] = {"type": "random"}
-        inputs["to_out"] = weight
+    for seq_len, batch, dim, nomask, dist in ((96, 3, 128, False, "cauchy"), (384, 1, 256, True, "normal")):
         rows.append(workload("trimul", f"n{seq_len}-b{batch}-c{dim}", {"batch_size": batch, "seq_len": seq_len,
-                                                                      "dim": dim}, inputs))
+                                                                      "dim": dim}, trimul_inputs(nomask, dist)))
     return rows
 
 

@@ -18,13 +18,20 @@ PATH = pathlib.Path(__file__).resolve().parent.parent / "tasks" / NAME / "worklo
 SEQ_LENS = [1, 7, 14, 15, 16, 32, 52, 55, 59, 62, 80, 901, 11948, 14107]
 
 
-def row(index, seq_len):
+def moe_inputs(offset):
+    """The input sources of a workload with this local expert offset (scripts/held_out_workloads.py
+    uses them too)."""
     inputs = {n: {"type": "random"} for n in (
         "routing_logits", "routing_bias", "hidden_states", "hidden_states_scale", "gemm1_weights",
         "gemm1_weights_scale", "gemm2_weights", "gemm2_weights_scale")}
-    offset = 32 * (index % 8)
     inputs["local_expert_offset"] = {"type": "scalar", "value": offset}
     inputs["routed_scaling_factor"] = {"type": "scalar", "value": 2.5}
+    return inputs
+
+
+def row(index, seq_len):
+    offset = 32 * (index % 8)
+    inputs = moe_inputs(offset)
     return {"definition": NAME, "solution": None, "evaluation": None,
             "workload": {"uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"ksearch/{NAME}/t{seq_len}-o{offset}")),
                          "axes": {"seq_len": seq_len}, "inputs": inputs}}

@@ -29,7 +29,8 @@ SHAPES = [
 ]
 
 
-def row(seq_len, batch, dim, nomask, dist, role):
+def trimul_inputs(nomask, dist):
+    """The input sources of a TriMul workload (scripts/held_out_workloads.py uses them too)."""
     x = {"type": "random"} if dist == "normal" else {"type": "random", "distribution": "cauchy", "scale": 2.0}
     weight = {"type": "random", "std": WEIGHT_STD}
     inputs = {"input": x, "mask": {"type": "constant", "value": 1} if nomask else {"type": "random"},
@@ -39,6 +40,11 @@ def row(seq_len, batch, dim, nomask, dist, role):
     inputs["to_out_norm_weight"] = {"type": "random"}
     inputs["to_out_norm_bias"] = {"type": "random"}
     inputs["to_out"] = weight
+    return inputs
+
+
+def row(seq_len, batch, dim, nomask, dist, role):
+    inputs = trimul_inputs(nomask, dist)
     tag = f"{role}-n{seq_len}-b{batch}-c{dim}-{'nomask' if nomask else 'mask'}-{dist}"
     return {"definition": "trimul", "solution": None, "evaluation": None,
             "workload": {"uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"ksearch/trimul/{tag}")),
