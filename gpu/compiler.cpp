@@ -5,12 +5,9 @@
 
 #include <task/strictjson.h>
 
-#include <climits>
-#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <unistd.h>
 
 namespace ks {
 
@@ -98,21 +95,6 @@ std::string trimCompilerLog(const std::string& log, std::size_t maxChars)
 
 namespace {
 
-// `program` as exec would find it, absolute: a path as it is, a bare name on PATH; empty when
-// nowhere. Resolved here, before the compiler's view of the filesystem hides folders of PATH.
-fs::path findProgram(const std::string& program)
-{
-    std::error_code ec;
-    if (program.find('/') != std::string::npos)
-        return fs::exists(program, ec) ? fs::absolute(program, ec) : fs::path();
-    const char* path = std::getenv("PATH");
-    std::stringstream dirs(path ? path : "/usr/bin:/bin");
-    for (std::string dir; std::getline(dirs, dir, ':');)
-        if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0)
-            return fs::absolute(fs::path(dir) / program, ec);
-    return {};
-}
-
 // The folders a confined compile must still read where a hidden home folder covers them: each
 // compiler's folder on PATH and its installation (the folder above the bin/ it resolves to, so a
 // toolkit, conda environment or ~/.local/bin link in a home folder still works; for nvcc also the
@@ -121,7 +103,7 @@ std::vector<std::string> compileReadablePaths(const std::vector<std::string>& ar
 {
     std::vector<std::string> paths;
     const auto installation = [&](const std::string& program) {
-        const fs::path found = findProgram(program);
+        const fs::path found = findOnPath(program);
         if (found.empty())
             return;
         std::error_code ec;
@@ -192,7 +174,8 @@ CompileResult compileKernel(const CompileRequest& request)
     }
     result.library = workDir / (request.source.stem().string() + ".so");
     const std::string compiler = request.backend == Backend::Host ? hostCompiler() : nvccPath();
-    const fs::path program = findProgram(compiler);
+    // Found before the confined compiler's view hides folders of PATH, and run by this path.
+    const fs::path program = findOnPath(compiler);
     if (program.empty()) {
         result.log = "cannot run the compiler: " + compiler + " is not found (PATH, $KSEARCH_CXX, $KSEARCH_NVCC)";
         return result;

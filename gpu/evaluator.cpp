@@ -109,38 +109,28 @@ Confinement confinementOf(const RunnerEnvironment& env, Backend backend)
         std::nullopt}; // the compiler's: the caller knows it
 }
 
-// Says once per process and kind of runner what its candidates run without (the same gaps are
-// in every evaluation's record; the log need not repeat them for each).
-void warnOnceAboutConfinement(const Confinement& c, Backend backend, bool python)
+// Says once per process and subject what it runs without: `who` ("candidates of the
+// ksearch-runner on the cuda backend", "compilers"). The same gaps are in every evaluation's
+// record; the log need not repeat them for each.
+void warnOnceAboutGaps(const std::string& who, const std::vector<std::string>& gaps)
 {
-    const auto gaps = confinementGaps(c);
     if (gaps.empty())
         return;
     std::string text;
     for (const auto& g : gaps)
         text += (text.empty() ? "" : "; ") + g;
-    const std::string runner =
-        std::string(python ? "Python" : "ksearch-runner") + " on the " + std::string(backendName(backend)) + " backend";
     static std::mutex mutex;
     static std::set<std::string> said;
     const std::lock_guard lock(mutex);
-    if (said.insert(runner + text).second)
-        spdlog::warn("candidates of the {} run without full confinement: {} (docs/security.md)", runner, text);
+    if (said.insert(who + text).second)
+        spdlog::warn("{} run without full confinement: {} (docs/security.md)", who, text);
 }
 
-// The same for the compilers, which run the untrusted source (gpu/runner/confinedcompile.h).
-void warnOnceAboutCompilerConfinement(const std::vector<std::string>& gaps)
+void warnOnceAboutConfinement(const Confinement& c, Backend backend, bool python)
 {
-    if (gaps.empty())
-        return;
-    std::string text;
-    for (const auto& g : gaps)
-        text += (text.empty() ? "" : "; ") + g;
-    static std::mutex mutex;
-    static std::set<std::string> said;
-    const std::lock_guard lock(mutex);
-    if (said.insert(text).second)
-        spdlog::warn("compilers run without full confinement: {} (docs/security.md)", text);
+    warnOnceAboutGaps(std::string("candidates of the ") + (python ? "Python" : "ksearch-runner") + " on the "
+            + std::string(backendName(backend)) + " backend",
+        confinementGaps(c));
 }
 
 } // namespace
@@ -566,7 +556,7 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     const CompileCache::Result& candidate = compiled[0];
     e.compileCached = candidate.cached;
     for (const auto& c : compiled)
-        warnOnceAboutCompilerConfinement(c.compile.confinementGaps);
+        warnOnceAboutGaps("compilers", c.compile.confinementGaps); // they run the untrusted source
     for (const auto& k : candidate.compile.resources)
         e.resources.push_back(
             {k.kernel, k.registers, k.sharedBytes, k.spillStoreBytes + k.spillLoadBytes, k.stackBytes});

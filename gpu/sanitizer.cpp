@@ -1,6 +1,7 @@
 #include "sanitizer.h"
 
 #include "compiler.h"
+#include "subprocess.h"
 
 #include <cstdlib>
 #include <regex>
@@ -19,12 +20,8 @@ fs::path computeSanitizerPath()
         candidates.push_back(nvcc.parent_path() / "compute-sanitizer");
     candidates.emplace_back("/usr/local/cuda/bin/compute-sanitizer");
     candidates.emplace_back("/usr/local/cuda/compute-sanitizer/compute-sanitizer");
-    if (const char* path = std::getenv("PATH")) {
-        std::stringstream dirs(path);
-        for (std::string dir; std::getline(dirs, dir, ':');)
-            if (!dir.empty())
-                candidates.push_back(fs::path(dir) / "compute-sanitizer");
-    }
+    if (fs::path onPath = findOnPath("compute-sanitizer"); !onPath.empty())
+        candidates.push_back(std::move(onPath));
     std::error_code ec;
     for (const auto& c : candidates)
         if (fs::is_regular_file(c, ec))

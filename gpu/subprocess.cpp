@@ -4,9 +4,11 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sstream>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +60,20 @@ bool isSecretVariable(const std::string& name)
         || endsWith("_PRIVATE_KEY") || upper == "API_KEY" || upper.find("SECRET") != std::string::npos
         || upper.find("PASSWORD") != std::string::npos || upper.find("PASSWD") != std::string::npos
         || upper.find("CREDENTIAL") != std::string::npos;
+}
+
+std::filesystem::path findOnPath(const std::string& program)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (program.find('/') != std::string::npos)
+        return fs::exists(program, ec) ? fs::absolute(program, ec) : fs::path();
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "/usr/bin:/bin");
+    for (std::string dir; std::getline(dirs, dir, ':');)
+        if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0)
+            return fs::absolute(fs::path(dir) / program, ec);
+    return {};
 }
 
 std::map<std::string, std::string> scrubbedEnvironment()

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -81,5 +82,9 @@ SubprocessResult runSubprocess(const SubprocessRequest& request);
 // _ACCESS_KEY or _PRIVATE_KEY, contains SECRET, PASSWORD or CREDENTIAL, or is a known credential.
 std::map<std::string, std::string> scrubbedEnvironment();
 bool isSecretVariable(const std::string& name);
+
+// `program` as exec would find it, absolute: a path as it is (if it exists), a bare name in the
+// first folder of PATH that holds an executable of that name; empty when nowhere.
+std::filesystem::path findOnPath(const std::string& program);
 
 } // namespace ks
