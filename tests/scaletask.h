@@ -88,13 +88,16 @@ inline std::filesystem::path writeScaleCandidate(
 }
 
 // A scale kernel whose speed depends on the shape: one pass over the data, or many (the result
-// is the same) on the workloads where `slowWhen` (a C++ condition over `a`) holds: 200 on a large
-// workload, 5,000 on a small one, where a call's fixed cost would hide fewer. Every such kernel
+// is the same) on the workloads where `slowWhen` (a C++ condition over `a`) holds: 4,000 on a
+// large workload (about 10 ms on the 2-core CI machine), 100,000 on a small one (about 2 ms).
+// The penalty must dwarf how the one-pass call's time moves from one runner process to the next
+// there: up to 4x (n 65536: 6.4 or 26 us, cold after the flush; n 1000: 0.26 or 1 us), which,
+// with 200 passes (about 45x on the large workload), hid most of a dispatcher's gain. Every such kernel
 // defines the same helper, macro and static variable, so that a program combining two of them
 // must keep them apart.
 inline std::string shapedScaleKernel(const char* slowWhen)
 {
-    return std::string("#include \"ks_task.h\"\n#include <cstdint>\n#define PASSES 200\n"
+    return std::string("#include \"ks_task.h\"\n#include <cstdint>\n#define PASSES 4000\n"
                        "static int calls;\n"
                        "static void scaleInto(const KsArgs* a) {\n"
                        "    for (int64_t i = 0; i < a->n; ++i) a->y[i] = a->alpha * a->x[i]; }\n"
