@@ -1,5 +1,6 @@
 #include "evaluator.h"
 
+#include "cudausernamespace.h"
 #include "devicequeue.h"
 #include "subprocess.h"
 
@@ -275,6 +276,8 @@ std::optional<std::string> Evaluator::environmentProblem()
         } catch (const nlohmann::json::exception& e) {
             return std::string("unreadable device probe: ") + e.what();
         }
+        if (m_settings.confineCandidates)
+            cudaUserNamespace(); // asked here, once per process, rather than by the first runner started
     } else {
         req.argv = {hostCompiler(), "--version"};
         if (!runSubprocess(req).succeeded())

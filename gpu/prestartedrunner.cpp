@@ -1,5 +1,6 @@
 #include "prestartedrunner.h"
 
+#include "cudausernamespace.h"
 #include "runner/protocol.h"
 #include "runnerclient.h"
 
@@ -72,6 +73,8 @@ PrestartedRunner::PrestartedRunner(RunnerKind kind)
     }
     if (!m_kind.confined)
         sub.argv.emplace_back("--unconfined");
+    else if (m_kind.backend == Backend::Cuda && m_kind.wrapper.empty() && cudaUserNamespace().use)
+        sub.argv.emplace_back("--user-namespace");
     if (!m_kind.cudaVisibleDevices.empty())
         sub.environment["CUDA_VISIBLE_DEVICES"] = m_kind.cudaVisibleDevices;
     if (!m_kind.wrapper.empty()) {

@@ -5,7 +5,7 @@
 # LD_LIBRARY_PATH=build/gpu-libs (bench/gpu_suite.sh and bench/mla_device_run.sh do both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bins=(ksearch ksearch-runner libksearch_spans.so libksearch_confine.so tst_cudacompile tst_runner tst_evaluator tst_gpukernels tst_gpuevaluator tst_gpupython)
+bins=(ksearch ksearch-runner libksearch_spans.so libksearch_confine.so tst_cudacompile tst_runner tst_evaluator tst_gpukernels tst_gpuevaluator tst_gpupython tst_confinement)
 rm -rf build/gpu-run build/gpu-libs
 mkdir -p build/gpu-run/bin
 for b in "${bins[@]}"; do

@@ -53,6 +53,7 @@ private slots:
     void evaluationRecordsItsConfinement();
     void gapsAreNamed_data();
     void gapsAreNamed();
+    void cudaProbeSaysWhetherTheDeviceWorksConfined();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(
@@ -530,6 +531,30 @@ void TestConfinement::gapsAreNamed()
         named << QString::fromStdString(g);
     QCOMPARE(named, gaps);
     QCOMPARE(confinementFromJson(toJson(*c)), c);
+}
+
+// `ksearch-runner --probe-confined DIR`, which ksearch asks once before it lets an ordinary
+// user's CUDA runners make a user namespace (gpu/cudausernamespace.h): with a device it makes
+// the namespaces (the user namespace where it is not root), narrows the filesystem to DIR and
+// copies a buffer through the device, printing what it got; without one it exits 3 naming why,
+// prints nothing, and CUDA runners then make no user namespace.
+void TestConfinement::cudaProbeSaysWhetherTheDeviceWorksConfined()
+{
+    const auto devices = test::runProgram(u"ksearch-runner"_qs, {u"--probe"_qs});
+    const bool device = !nlohmann::json::parse(devices.out.toStdString())["devices"].empty();
+    QTemporaryDir scratch;
+    const auto r = test::runProgram(u"ksearch-runner"_qs, {u"--probe-confined"_qs, scratch.path()});
+    if (!device) {
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.contains(u"CUDA unavailable"), qPrintable(r.err));
+        QVERIFY2(r.out.trimmed().isEmpty(), qPrintable(r.out));
+        return;
+    }
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const auto answer = nlohmann::json::parse(r.out.toStdString(), nullptr, false);
+    QVERIFY2(answer.is_object(), qPrintable(r.out));
+    for (const char* key : {"network_isolated", "processes_contained", "filesystem_confined"})
+        QVERIFY2(answer.value(key, false), qPrintable(r.out));
 }
 
 KS_TEST_MAIN_CORE(TestConfinement)

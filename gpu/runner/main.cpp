@@ -13,15 +13,18 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -54,15 +57,19 @@ struct ReadyBackend {
 // rest of the confinement is kept all the same (a run no person asked for: a failed candidate
 // sanitized for the code policy), else none is made (a person's own sanitizer run of an attempt).
 // confine: false when a person turned confinement off: neither namespace is made.
-ReadyBackend prepareBackend(const std::string& name, bool confine, bool underTool = false, bool toolConfined = false)
+// userNamespace: a CUDA runner of an ordinary user may make a user namespace (mapping only itself)
+// for the others; ksearch says so only where it asked once that a context works inside one
+// (`--probe-confined`, gpu/cudausernamespace.h). A host runner always may.
+ReadyBackend prepareBackend(const std::string& name, bool confine, bool underTool = false, bool toolConfined = false,
+    bool userNamespace = false)
 {
     ReadyBackend ready;
     ready.confine = confine;
-    ready.networkIsolated = confine && !underTool && ksr::isolateNetwork(name == "host");
+    ready.networkIsolated = confine && !underTool && ksr::isolateNetwork(name == "host" || userNamespace);
     // Before the device context: the job's process, forked here, makes it (a context does not
     // survive a fork), and the context's threads must be in the mount namespace that
-    // confineFilesystem later narrows. A CUDA runner has no user namespace to make them, so needs
-    // root, and a /proc of its own (ownProcPossible).
+    // confineFilesystem later narrows. A CUDA runner makes them as root or in the user namespace
+    // above, and needs a /proc of its own (ownProcPossible).
     const bool cuda = name == "cuda";
     const bool confinable = confine && (name == "host" || cuda) && (!underTool || toolConfined);
     ready.privateMounts = confinable && ksr::privateMountNamespace();
@@ -217,18 +224,19 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     std::_Exit(exitCode);
 }
 
-int runJob(const std::string& dir)
+int runJob(const std::string& dir, bool userNamespace)
 {
     const ksr::Job job = ksr::readJob(dir);
-    ReadyBackend ready = prepareBackend(job.backend, job.confine);
+    ReadyBackend ready = prepareBackend(job.backend, job.confine, false, false, userNamespace);
     return ready.backend ? executeJob(job, ready) : ready.failure;
 }
 
 // Started ahead of its job: everything up to a ready backend now, then the job from the socket.
-int runHandedOverJob(const std::string& backendName, int socket, bool underTool, bool toolConfined, bool confine)
+int runHandedOverJob(
+    const std::string& backendName, int socket, bool underTool, bool toolConfined, bool confine, bool userNamespace)
 {
     ::fcntl(socket, F_SETFD, FD_CLOEXEC); // nothing this process may start inherits it
-    ReadyBackend ready = prepareBackend(backendName, confine, underTool, toolConfined);
+    ReadyBackend ready = prepareBackend(backendName, confine, underTool, toolConfined, userNamespace);
     if (!ready.backend)
         return ready.failure;
     const auto received = ksr::receiveJob(socket);
@@ -243,6 +251,37 @@ int runHandedOverJob(const std::string& backendName, int socket, bool underTool,
         return kExitUsage;
     }
     return executeJob(job, ready);
+}
+
+// `--probe-confined DIR`: whether this user's CUDA runner gets a working device inside the
+// namespaces it can make (the user namespace included) with its filesystem narrowed to DIR. A
+// runner that made them and then found no device would fail every job, so ksearch asks once,
+// here, before it starts CUDA runners with --user-namespace. Prints one JSON line on success;
+// otherwise exits non-zero with the reason on stderr (as a job's runner would).
+int probeConfinedCuda(const std::string& dir)
+{
+    ReadyBackend ready = prepareBackend("cuda", true, false, false, true);
+    if (!ready.backend)
+        return ready.failure;
+    const bool narrowed = ready.privateMounts && ready.processesContained
+        && ksr::confineFilesystem(canonicalPath(dir), {}, std::uint64_t {1} << 20);
+    nlohmann::json out {{"network_isolated", ready.networkIsolated}, {"processes_contained", ready.processesContained},
+        {"filesystem_confined", narrowed}};
+    try { // the context is made lazily by some drivers: use it
+        const std::vector<unsigned char> pattern(std::size_t {1} << 20, 0x5a);
+        std::vector<unsigned char> back(pattern.size());
+        void* p = ready.backend->allocate(pattern.size());
+        ready.backend->upload(p, pattern.data(), pattern.size());
+        ready.backend->download(back.data(), p, back.size());
+        ready.backend->release(p);
+        if (back != pattern)
+            throw std::runtime_error("a copy to the device and back changed the bytes");
+    } catch (const std::exception& e) {
+        std::cerr << "ksearch-runner: the device does not work in the namespaces: " << e.what() << "\n";
+        return kExitEnvironment;
+    }
+    std::cout << out.dump() << "\n";
+    return kExitOk;
 }
 
 } // namespace
@@ -261,28 +300,32 @@ int main(int argc, char** argv)
     }
     if (argc >= 2 && std::strcmp(argv[1], "--compile") == 0)
         return ksr::runConfinedCompile(argc, argv);
-    bool underTool = false, toolConfined = false, confine = true, known = true;
-    for (int i = 5; i < argc; ++i) {
-        const bool confinedTool = std::strcmp(argv[i], "--confined-under-tool") == 0;
-        toolConfined = toolConfined || confinedTool;
-        underTool = underTool || confinedTool || std::strcmp(argv[i], "--under-tool") == 0;
-        confine = confine && std::strcmp(argv[i], "--unconfined") != 0;
+    if (argc == 3 && std::strcmp(argv[1], "--probe-confined") == 0)
+        return probeConfinedCuda(argv[2]);
+    const bool warm = argc >= 5 && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
+    const bool job = argc >= 3 && std::strcmp(argv[1], "--job") == 0;
+    bool underTool = false, toolConfined = false, confine = true, userNamespace = false, known = warm || job;
+    for (int i = warm ? 5 : 3; i < argc; ++i) {
+        const auto is = [&](const char* option) { return std::strcmp(argv[i], option) == 0; };
+        toolConfined = toolConfined || is("--confined-under-tool");
+        underTool = underTool || is("--confined-under-tool") || is("--under-tool");
+        confine = confine && !is("--unconfined");
+        userNamespace = userNamespace || is("--user-namespace");
+        // A job's confinement and tool are in its job.json; only the namespace question is not.
         known = known
-            && (confinedTool || std::strcmp(argv[i], "--under-tool") == 0 || std::strcmp(argv[i], "--unconfined") == 0);
+            && (is("--user-namespace")
+                || (warm && (is("--confined-under-tool") || is("--under-tool") || is("--unconfined"))));
     }
-    const bool handedOver =
-        argc >= 5 && known && std::strcmp(argv[1], "--warm") == 0 && std::strcmp(argv[3], "--handoff") == 0;
-    if (!handedOver && (argc != 3 || std::strcmp(argv[1], "--job") != 0)) {
-        std::cerr
-            << "usage: ksearch-runner --job DIR | --warm BACKEND --handoff FD [--under-tool | --confined-under-tool] "
-               "[--unconfined] | --compile DIR [--readable PATH | --hidden PATH]... -- PROGRAM ARGS... | "
-               "--probe | --version\n";
+    if (!known) {
+        std::cerr << "usage: ksearch-runner --job DIR [--user-namespace] | --warm BACKEND --handoff FD [--under-tool | "
+                     "--confined-under-tool] [--unconfined] [--user-namespace] | --compile DIR [--readable PATH | "
+                     "--hidden PATH]... -- PROGRAM ARGS... | --probe | --probe-confined DIR | --version\n";
         return kExitUsage;
     }
     try {
-        if (handedOver)
-            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool, toolConfined, confine);
-        return runJob(argv[2]);
+        if (warm)
+            return runHandedOverJob(argv[2], std::atoi(argv[4]), underTool, toolConfined, confine, userNamespace);
+        return runJob(argv[2], userNamespace);
     } catch (const std::exception& e) {
         std::cerr << "ksearch-runner: " << e.what() << "\n";
         return kExitUsage;

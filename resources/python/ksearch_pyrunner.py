@@ -13,7 +13,8 @@ The candidate defines run(...) taking the definition's inputs in order (tensors,
 Python numbers) and either also its outputs, which it fills (destination-passing, as the C ABI),
 or nothing more, returning the outputs (a tensor, or a tuple in definition order).
 
-Usage: python3 ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD [--unconfined] | --probe [--triton]
+Usage: python3 ksearch_pyrunner.py --job DIR [--user-namespace]
+       | --warm BACKEND --handoff FD [--unconfined] [--user-namespace] | --probe [--triton]
 """
 
 import ctypes
@@ -59,16 +60,16 @@ class Confinement:
     system), then the filesystem and the limits once the job's folder is known. Without the library
     (a Python runner started by hand) nothing; the environment line says so."""
 
-    def __init__(self, backend, confine):
+    def __init__(self, backend, confine, user_namespace=False):
         self.off = not confine
         self.network = self.private_mounts = self.processes = self.filesystem = False
         self.file_limit = self.memory_limit = self.process_limit = 0
         self.lib = load_confine() if confine else None
         if self.lib is None:
             return
-        # A user namespace is made only for the host backend (a GPU runner keeps the user's
-        # identity, which the device files' permissions may depend on), before any thread.
-        self.network = self.lib.ks_confine_isolate_network(int(backend == "host")) == 1
+        # A user namespace, before any thread, for the host backend, and for CUDA where ksearch
+        # found that the device works in one (--user-namespace; gpu/cudausernamespace.h).
+        self.network = self.lib.ks_confine_isolate_network(int(backend == "host" or user_namespace)) == 1
         self.private_mounts = self.lib.ks_confine_private_mounts() == 1
         if backend == "host" or (self.private_mounts and self.lib.ks_confine_own_proc_possible() == 1):
             self.processes = self.contain_processes()
@@ -877,7 +878,7 @@ def is_device_error(torch, device, exc):
         return True
 
 
-def ready_device(backend, confine=True):
+def ready_device(backend, confine=True, user_namespace=False):
     """Everything before a job: the namespaces made (unless a person turned confinement off),
     torch imported, the device context made.
     Returns (torch, device, Confinement, seconds since exec) or an exit code."""
@@ -885,7 +886,7 @@ def ready_device(backend, confine=True):
         print("ksearch-pyrunner: unknown backend '%s'" % backend, file=sys.stderr)
         return EXIT_USAGE
     try:
-        confinement = Confinement(backend, confine)
+        confinement = Confinement(backend, confine, user_namespace)
     except OSError as e:
         print("ksearch-pyrunner: %s" % e, file=sys.stderr)
         return EXIT_ENVIRONMENT
@@ -953,19 +954,19 @@ def renumber_descriptors(job, descriptors):
                 buffer["fd"] = descriptors[buffer["fd"]]
 
 
-def run_job(job_dir):
+def run_job(job_dir, user_namespace):
     job_dir = os.path.realpath(job_dir)  # the confined process works in it: relative would break
     job = read_job(job_dir)
-    ready = ready_device(job.get("backend"), job.get("confine", True) is not False)
+    ready = ready_device(job.get("backend"), job.get("confine", True) is not False, user_namespace)
     if isinstance(ready, int):
         return ready
     return execute_job(job_dir, job, ready, time.monotonic())
 
 
-def run_handed_over(backend, fd, confine):
+def run_handed_over(backend, fd, confine, user_namespace):
     """Started ahead of its job: everything up to a ready device now, then the job from the socket."""
     os.set_inheritable(fd, False)  # nothing this process may start inherits it
-    ready = ready_device(backend, confine)
+    ready = ready_device(backend, confine, user_namespace)
     if isinstance(ready, int):
         return ready
     ready_at = time.monotonic()
@@ -1076,16 +1077,19 @@ def main(argv):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing candidate must not litter core files
     if len(argv) >= 2 and argv[1] == "--probe":
         return probe("--triton" in argv[2:])
-    handed_over = (len(argv) == 5 or (len(argv) == 6 and argv[5] == "--unconfined")) \
-        and argv[1] == "--warm" and argv[3] == "--handoff"
-    if not handed_over and (len(argv) != 3 or argv[1] != "--job"):
-        print("usage: ksearch_pyrunner.py --job DIR | --warm BACKEND --handoff FD [--unconfined] | --probe [--triton]",
-              file=sys.stderr)
+    handed_over = len(argv) >= 5 and argv[1] == "--warm" and argv[3] == "--handoff"
+    job = len(argv) >= 3 and argv[1] == "--job"
+    options = argv[5:] if handed_over else argv[3:]
+    allowed = ("--unconfined", "--user-namespace") if handed_over else ("--user-namespace",)
+    if not (handed_over or job) or any(o not in allowed for o in options):
+        print("usage: ksearch_pyrunner.py --job DIR [--user-namespace] | --warm BACKEND --handoff FD [--unconfined] "
+              "[--user-namespace] | --probe [--triton]", file=sys.stderr)
         return EXIT_USAGE
+    user_namespace = "--user-namespace" in options
     try:
         if handed_over:
-            return run_handed_over(argv[2], int(argv[4]), len(argv) == 5)
-        return run_job(argv[2])
+            return run_handed_over(argv[2], int(argv[4]), "--unconfined" not in options, user_namespace)
+        return run_job(argv[2], user_namespace)
     except (OSError, KeyError, ValueError, TypeError) as e:
         print("ksearch-pyrunner: %s: %s" % (type(e).__name__, e), file=sys.stderr)
         return EXIT_USAGE
