@@ -7,6 +7,7 @@
 #include <task/abiheader.h>
 #include <task/comparison.h>
 #include <task/inputgenerator.h>
+#include <task/kernellibraries.h>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -782,6 +783,9 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
             fail(failure->first, failure->second);
         } else if (!o.inputsUnchanged || !o.bench.inputsUnchanged) {
             fail(Verdict::Rejected, "modified its inputs (inputs are read-only)");
+        } else if (const auto library = kernelLibraryAmong(o.loadedLibraries)) {
+            fail(Verdict::Rejected,
+                "loaded " + *library + ", a kernel library: the candidate's own code must do the work");
         } else {
             r.status = Verdict::Passed;
             for (std::size_t k = 0; k < o.outputs.size(); ++k) {

@@ -329,6 +329,7 @@ RunnerJobResult runRunnerJob(const RunnerJob& job, std::unique_ptr<PrestartedRun
         outcome.wallMicros = end.wallMicros;
         outcome.totalSeconds = end.totalSeconds;
         outcome.untimedSeconds = end.untimedSeconds;
+        outcome.loadedLibraries = end.loadedLibraries;
         const bool ok = end.status == ksr::status::kOk;
         if (ok || end.status == ksr::status::kError) {
             outcome.status = ok ? RunnerCallOutcome::Status::Ok : RunnerCallOutcome::Status::KernelError;

@@ -89,6 +89,7 @@ struct RunnerCallOutcome {
     double wallMicros = 0.0; // the correctness call alone
     double totalSeconds = 0.0; // everything the runner did for this call
     std::map<std::string, double> untimedSeconds; // protocol.h's CallLine::untimedSeconds
+    std::vector<std::string> loadedLibraries; // protocol.h's CallLine::loadedLibraries
     // Filled for Ok calls; in the job's output buffers, so valid until the next job on that pool.
     std::vector<SharedTensor> outputs;
     // Of the second correctness call, when asked for and its results were not the first call's bit

@@ -12,6 +12,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <compilecache.h>
+#include <dlfcn.h>
 #include <evaluator.h>
 #include <fcntl.h>
 #include <fstream>
@@ -47,6 +48,8 @@ private slots:
     void evaluatorsOfADeviceShareOnePreparation();
     void harnessFailureSaysNothingOfTheCandidate();
     void expectedOutputsAreNotReadableThroughProc();
+    void kernelLibrariesDoNotDoTheWork_data();
+    void kernelLibrariesDoNotDoTheWork();
 
 private:
     std::unique_ptr<Evaluator> makeEvaluator(std::chrono::milliseconds runTimeout = 20s,
@@ -467,6 +470,45 @@ void TestEvaluator::expectedOutputsAreNotReadableThroughProc()
     };
     QVERIFY(!childReads(false));
     QVERIFY(childReads(true)); // the refusal above is the flag's doing
+}
+
+void TestEvaluator::kernelLibrariesDoNotDoTheWork_data()
+{
+    QTest::addColumn<QString>("library");
+    QTest::addColumn<QString>("work"); // after the library is loaded as `lib`
+    QTest::addColumn<QString>("verdict");
+    QTest::newRow("BLAS computes the output") // right outputs: only the rule on libraries rejects it
+        << "libblas.so.3"
+        << "using Copy = void (*)(const int*, const float*, const int*, float*, const int*); using Scal = void "
+           "(*)(const int*, const float*, float*, const int*); auto copy = (Copy)dlsym(lib, \"scopy_\"); auto scal = "
+           "(Scal)dlsym(lib, \"sscal_\"); if (!copy || !scal) return 91; const int n = (int)a->n, one = 1; "
+           "copy(&n, a->x, &one, a->y, &one); scal(&n, &a->alpha, a->y, &one);"
+        << "REJECTED";
+    QTest::newRow("zlib loaded, its own loop computes") // not a kernel library: allowed
+        << "libz.so.1" << QString::fromLatin1(kLoop) << "PASSED";
+}
+
+// A compiled candidate that loads a kernel library (cuBLAS, a CPU BLAS...) and lets it compute is
+// REJECTED: the runner reports the shared objects that appeared after the candidate's load, and
+// ksearch judges them (core/task/kernellibraries.h; docs/security.md, pattern 15). Other
+// libraries a candidate loads are its business. Skipped where the library is not installed.
+void TestEvaluator::kernelLibrariesDoNotDoTheWork()
+{
+    QFETCH(QString, library);
+    QFETCH(QString, work);
+    QFETCH(QString, verdict);
+    void* here = ::dlopen(library.toLatin1().constData(), RTLD_NOW | RTLD_LOCAL);
+    if (!here)
+        QSKIP(qPrintable(library + u" is not installed here"_qs));
+    ::dlclose(here);
+    auto ev = makeEvaluator();
+    const Evaluation e = ev->evaluate(candidate(std::string("library-") + QTest::currentDataTag(),
+        "#include <dlfcn.h>\nextern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) { void* lib = "
+        "dlopen(\""
+            + library.toStdString() + "\", RTLD_NOW); if (!lib) return 90; " + work.toStdString() + " return 0; }"));
+    QVERIFY2(QString::fromLatin1(verdictName(e.status).data()) == verdict, e.log.c_str());
+    if (e.status == Verdict::Rejected)
+        QVERIFY2(QString::fromStdString(e.log).contains(u"loaded libblas.so.3, a kernel library"_qs), e.log.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestEvaluator)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cudausernamespace.h>
+#include <dlfcn.h>
 #include <evaluator.h>
 #include <map>
 #include <sanitizer.h>
@@ -54,6 +55,7 @@ private slots:
     void sanitizerReports_data();
     void sanitizerReports();
     void failuresAreSanitized();
+    void cublasDoesNotDoTheWork();
 
 private:
     std::unique_ptr<Evaluator> scaleEvaluator(const std::string& bytesExpression,
@@ -646,6 +648,41 @@ void TestGpuEvaluator::failuresAreSanitized()
     const Evaluation passed = ev->evaluate(candidate("honest-sanitized", honestBody()));
     QVERIFY2(passed.status == Verdict::Passed, passed.log.c_str());
     QVERIFY(!passed.sanitizer.has_value());
+}
+
+// A CUDA candidate that loads cuBLAS and lets it compute the right outputs (a copy and a scal on
+// the given stream) is REJECTED: its runner reports the library, and ksearch judges it
+// (core/task/kernellibraries.h; docs/security.md, pattern 15). Found where this process finds it.
+void TestGpuEvaluator::cublasDoesNotDoTheWork()
+{
+    void* here = ::dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+    Dl_info info {};
+    if (!here || !::dladdr(::dlsym(here, "cublasCreate_v2"), &info) || !info.dli_fname)
+        QSKIP("no libcublas.so.13 to load here");
+    const std::string path = info.dli_fname;
+    auto ev = scaleEvaluator("8 * n");
+    const Evaluation e = ev->evaluate(candidate("cublas",
+        "#include <dlfcn.h>\n"
+        "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {\n"
+        "    static void* lib = dlopen(\""
+            + path
+            + "\", RTLD_NOW);\n"
+              "    static void* handle = nullptr;\n"
+              "    if (!lib) return 90;\n"
+              "    using Create = int (*)(void**);\n"
+              "    using SetStream = int (*)(void*, cudaStream_t);\n"
+              "    using Copy = int (*)(void*, int, const float*, int, float*, int);\n"
+              "    using Scal = int (*)(void*, int, const float*, float*, int);\n"
+              "    if (!handle && reinterpret_cast<Create>(dlsym(lib, \"cublasCreate_v2\"))(&handle) != 0) return 91;\n"
+              "    reinterpret_cast<SetStream>(dlsym(lib, \"cublasSetStream_v2\"))(handle, stream);\n"
+              "    const int n = (int)a->n;\n"
+              "    if (reinterpret_cast<Copy>(dlsym(lib, \"cublasScopy_v2\"))(handle, n, a->x, 1, a->y, 1) != 0) "
+              "return 92;\n"
+              "    return reinterpret_cast<Scal>(dlsym(lib, \"cublasSscal_v2\"))(handle, n, &a->alpha, a->y, 1) != 0 ? "
+              "93 : 0;\n"
+              "}"));
+    QVERIFY2(e.status == Verdict::Rejected, e.log.c_str());
+    QVERIFY2(e.log.find("loaded libcublas") != std::string::npos, e.log.c_str());
 }
 
 KS_TEST_MAIN_CORE(TestGpuEvaluator)

@@ -205,6 +205,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     call.totalSeconds = 0.4;
     call.untimedSeconds = {{"upload", 0.125}, {"download", 0.0625}};
     call.repeatIdentical = false;
+    call.loadedLibraries = {"/usr/lib/x86_64-linux-gnu/libz.so.1"};
     BenchReport bench;
     bench.samplesMicros = {10.0, 11.0, 12.0};
     bench.deviceSamplesMicros = {10.0, 10.5, 12.0};
@@ -236,6 +237,8 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     QCOMPARE(environmentFromJson({{"l2_bytes", 1e40}}).l2Bytes, std::size_t {0});
     QCOMPARE(back.untimedSeconds.at("upload"), 0.125);
     QVERIFY(!line.contains("message")); // written only when there is one
+    QCOMPARE(back.loadedLibraries, call.loadedLibraries);
+    QVERIFY(!toJson(CallLine {}).contains("loaded_libraries"));
     QCOMPARE(startedLine("w-1")["status"].get<std::string>(), std::string(status::kStarted));
 }
 

@@ -91,6 +91,15 @@ bool pidMaxPerNamespace()
         && (major > 6 || (major == 6 && minor >= 14));
 }
 
+// Whether this process is in a user namespace other than the machine's (which maps every id to
+// itself: "0 0 4294967295").
+bool inOwnUserNamespace()
+{
+    std::ifstream map("/proc/self/uid_map");
+    unsigned long inside = 0, outside = 0, count = 0;
+    return map >> inside >> outside >> count && !(inside == 0 && outside == 0 && count == 4294967295UL);
+}
+
 } // namespace
 
 bool isolateNetwork(bool allowUserNamespace)
@@ -192,6 +201,12 @@ bool containChildProcesses()
 // in the namespace) mounts that one.
 bool ownProcPossible()
 {
+    // In a user namespace of its own (an ordinary user's runner) a /proc may be mounted only from a
+    // PID namespace that namespace owns, which the runner makes next: it cannot ask here. A CUDA
+    // runner makes the user namespace only after `--probe-confined` went through the whole
+    // sequence on this machine (gpu/cudausernamespace.h), so the answer then is yes.
+    if (inOwnUserNamespace())
+        return true;
     return ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
 }
 

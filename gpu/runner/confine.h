@@ -29,6 +29,8 @@ bool privateMountNamespace();
 
 // Whether the kernel lets this process mount a /proc (asked by mounting the system's again, in
 // the private mount namespace): a CUDA context in a PID namespace of its own needs its own /proc.
+// In a user namespace of its own it cannot be asked before the PID namespace exists: yes there,
+// which an ordinary user's CUDA runner relies on only after `--probe-confined` showed it.
 bool ownProcPossible();
 
 // Everything the candidate starts lives in a PID namespace whose init runs no candidate code and

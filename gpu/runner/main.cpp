@@ -8,6 +8,7 @@
 #include "confinedcompile.h"
 #include "handoff.h"
 #include "job.h"
+#include "loadedlibraries.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <sys/resource.h>
@@ -177,7 +179,9 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
     std::fputs((std::string(ksr::kLoadingMarker) + "\n").c_str(), stdout);
     std::fflush(stdout);
     // By the path it was kept at: a relative one would now start from the job's folder.
-    void* lib = dlopen((confined ? library : job.library).c_str(), RTLD_NOW | RTLD_LOCAL);
+    const std::string loadedPath = confined ? library : job.library;
+    const std::set<std::string> objectsBefore = ksr::loadedObjects();
+    void* lib = dlopen(loadedPath.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         emit(jobLine(ksr::status::kLoadError, std::string("dlopen: ") + dlerror()));
         std::fclose(results);
@@ -205,6 +209,8 @@ int executeJob(const ksr::Job& job, ReadyBackend& ready)
                 line.message = err + " (" + e.what() + ")";
             }
         }
+        // The loader's names: the candidate's is the path it was opened by, made absolute.
+        line.loadedLibraries = ksr::loadedSince(objectsBefore, canonicalPath(loadedPath));
         emit(toJson(line));
         if (line.status == ksr::status::kDeviceError) {
             exitCode = kExitJobFailed; // a sticky device error poisons the context: stop here

@@ -511,6 +511,9 @@ struct CallLine {
     // into repeatOutputs for the parent to judge. Unset: no second call was made.
     std::optional<bool> repeatIdentical;
     std::optional<BenchReport> bench;
+    // Shared objects the process loaded since just before the candidate, but the candidate's own
+    // library, seen after this call (the parent judges them: core/task/kernellibraries.h).
+    std::vector<std::string> loadedLibraries;
 };
 
 inline nlohmann::json toJson(const CallLine& c)
@@ -525,6 +528,8 @@ inline nlohmann::json toJson(const CallLine& c)
         j["repeat_identical"] = *c.repeatIdentical;
     if (c.bench)
         j["bench"] = toJson(*c.bench);
+    if (!c.loadedLibraries.empty())
+        j["loaded_libraries"] = c.loadedLibraries;
     return j;
 }
 
@@ -546,6 +551,10 @@ inline CallLine callFromJson(const nlohmann::json& j)
                 c.untimedSeconds[part] = seconds.get<double>();
     if (j.contains("bench"))
         c.bench = benchFromJson(j["bench"]);
+    if (j.contains("loaded_libraries") && j.at("loaded_libraries").is_array())
+        for (const auto& path : j.at("loaded_libraries"))
+            if (path.is_string())
+                c.loadedLibraries.push_back(path.get<std::string>());
     return c;
 }
 
