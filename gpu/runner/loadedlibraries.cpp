@@ -22,7 +22,7 @@ std::vector<std::string> loadedSince(const std::set<std::string>& before, const 
 {
     std::vector<std::string> added;
     for (const std::string& object : loadedObjects())
-        if (object != candidate && !before.count(object))
+        if (object != candidate && !before.contains(object))
             added.push_back(object);
     return added;
 }
