@@ -13,7 +13,7 @@ namespace ks {
 struct CudaUserNamespace {
     bool use = false;
     // Why not, when not (the probe's exit and stderr; "root makes the namespaces without one"),
-    // for the log and the evaluation's confinement record. Empty when used.
+    // for the log (each evaluation's confinement record names the gaps themselves). Empty when used.
     std::string why;
 };
 
