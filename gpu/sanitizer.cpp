@@ -31,9 +31,15 @@ fs::path computeSanitizerPath()
 
 std::vector<std::string> sanitizerCommand(const fs::path& program, SanitizerTool tool)
 {
-    return {program.string(), "--tool", std::string(sanitizerToolName(tool)), "--show-backtrace", "device",
-        "--print-limit", std::to_string(SanitizerReport::kMaxFindings), "--error-exitcode",
-        std::to_string(kSanitizerErrorExit)};
+    std::vector<std::string> words {program.string(), "--tool", std::string(sanitizerToolName(tool)),
+        "--show-backtrace", "device", "--print-limit", std::to_string(SanitizerReport::kMaxFindings),
+        "--error-exitcode", std::to_string(kSanitizerErrorExit)};
+    if (tool == SanitizerTool::Memcheck) {
+        // Buffers the runner allocates one after another may lie back to back: without a gap, a
+        // write a few elements past one output lands in the next buffer and is no error.
+        words.insert(words.end(), {"--padding", std::to_string(kSanitizerPaddingBytes)});
+    }
+    return words;
 }
 
 SanitizerReport readSanitizerOutput(SanitizerTool tool, const SubprocessResult& process)

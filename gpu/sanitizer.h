@@ -4,6 +4,7 @@
 
 #include <task/sanitizerreport.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,9 +18,12 @@ namespace ks {
 std::filesystem::path computeSanitizerPath();
 
 // The words that put a runner under `tool`; the runner's own command line follows them. The tool
-// exits with kSanitizerErrorExit when it found errors, and prints only device backtraces.
+// exits with kSanitizerErrorExit when it found errors, and prints only device backtraces; memcheck
+// leaves kSanitizerPaddingBytes unallocated after every allocation, so that accesses just past a
+// buffer are reported rather than landing in its neighbour.
 std::vector<std::string> sanitizerCommand(const std::filesystem::path& program, SanitizerTool tool);
 inline constexpr int kSanitizerErrorExit = 86;
+inline constexpr std::size_t kSanitizerPaddingBytes = std::size_t {1} << 20;
 
 // Reads the tool's lines (each starts with "========="; whatever the candidate printed sits
 // between them and is ignored) from the wrapped runner's output. The report is complete only

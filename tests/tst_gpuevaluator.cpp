@@ -285,7 +285,8 @@ void TestGpuEvaluator::sideStreamDoesNotPay()
         auto loaded = loadTask(task.toStdString());
         QVERIFY(loaded.task);
         honest = *loaded.task->files.baselineCu;
-        wrapped = "#define ks_run ks_run_on_given_stream\n#include \"" + honest.string() + "\"\n#undef ks_run\n";
+        // Its text, not an #include of it: the compiler cannot read the task's folder (confined).
+        wrapped = "#define ks_run ks_run_on_given_stream\n" + test::readText(honest) + "\n#undef ks_run\n";
         EvaluatorSettings s;
         s.backend = Backend::Cuda;
         s.workDir = m_root / "side-gqa";
@@ -575,6 +576,24 @@ void TestGpuEvaluator::sanitizerReports_data()
         << "memcheck"
         << QString::fromStdString(k
                + "__global__ void past(float* y, int64_t n) { y[n + 1024 * 1024 + threadIdx.x] = 1.0f; }\n"
+                 "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { scale_kernel<<<528, "
+                 "256, 0,"
+                 " stream>>>(a->x, a->alpha, a->y, a->n); past<<<1, 32, 0, stream>>>(a->y, a->n); return 0; }")
+        << true << "Invalid __global__ write";
+    // Small allocations are carved one after another out of one larger block: 512 bytes past a
+    // 256-byte one is where the next may begin, which only memcheck's padding keeps unallocated.
+    QTest::newRow("memcheck, a write past a small buffer")
+        << "memcheck"
+        << QString::fromStdString(k
+               + "__global__ void past(float* p) { p[128 + threadIdx.x] = 1.0f; }\n"
+                 "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { static float *s, *t;"
+                 " if (!s) { cudaMalloc(&s, 256); cudaMalloc(&t, 256); } scale_kernel<<<528, 256, 0, stream>>>(a->x, "
+                 "a->alpha, a->y, a->n); past<<<1, 32, 0, stream>>>(s); return 0; }")
+        << true << "Invalid __global__ write";
+    QTest::newRow("memcheck, a write just past the output")
+        << "memcheck"
+        << QString::fromStdString(k
+               + "__global__ void past(float* y, int64_t n) { y[n + threadIdx.x] = 1.0f; }\n"
                  "extern \"C\" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) { scale_kernel<<<528, "
                  "256, 0,"
                  " stream>>>(a->x, a->alpha, a->y, a->n); past<<<1, 32, 0, stream>>>(a->y, a->n); return 0; }")

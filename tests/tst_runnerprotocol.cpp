@@ -26,6 +26,7 @@ Job sampleJob()
     job.gpuMemoryBudgetBytes = std::uint64_t {3} << 30;
     job.hiddenPaths = {"/srv/tasks/scale"};
     job.confine = false;
+    job.underSanitizer = true;
     Call call;
     call.id = "w-1";
     call.inputs = {{"x", {17, 4096, "input0_x.bin", {16, 128}}}, {"alpha", {18, 4, {}, {}}}};
@@ -72,6 +73,7 @@ void TestRunnerProtocol::jobRoundTrip()
     QCOMPARE(read.gpuMemoryBudgetBytes, std::uint64_t {3} << 30);
     QCOMPARE(read.hiddenPaths, std::vector<std::string> {"/srv/tasks/scale"});
     QVERIFY(!read.confine);
+    QVERIFY(read.underSanitizer);
     // What the runner requires and what it may default.
     for (const char* key : {"backend", "library", "args_size", "fields", "calls"})
         QVERIFY2(written.contains(key), key);
@@ -88,8 +90,10 @@ void TestRunnerProtocol::jobRoundTrip()
     minimal.erase("gpu_memory_budget_bytes");
     minimal.erase("hidden_paths");
     minimal.erase("confine");
+    minimal.erase("under_sanitizer");
     const Job defaults = jobFromJson(minimal);
     QVERIFY(defaults.confine); // a job that says nothing is confined
+    QVERIFY(!defaults.underSanitizer); // and holds its GPU-memory budget
     QCOMPARE(defaults.processLimit, std::uint64_t {0});
     QCOMPARE(defaults.gpuMemoryBudgetBytes, std::uint64_t {0});
     QVERIFY(defaults.hiddenPaths.empty());

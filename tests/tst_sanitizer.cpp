@@ -42,6 +42,11 @@ void TestSanitizer::commandPutsTheRunnerUnderTheTool()
     QCOMPARE(at("--tool"), std::string("racecheck"));
     QCOMPARE(at("--error-exitcode"), std::to_string(kSanitizerErrorExit));
     QCOMPARE(at("--show-backtrace"), std::string("device"));
+    QCOMPARE(at("--padding"), std::string()); // memcheck's option only
+    const auto memcheck = sanitizerCommand("/opt/cuda/bin/compute-sanitizer", SanitizerTool::Memcheck);
+    const auto padding = std::find(memcheck.begin(), memcheck.end(), std::string("--padding"));
+    QVERIFY(padding != memcheck.end() && padding + 1 != memcheck.end());
+    QCOMPARE(*(padding + 1), std::to_string(kSanitizerPaddingBytes));
 }
 
 void TestSanitizer::reports_data()

@@ -492,7 +492,7 @@ std::string gib(std::size_t bytes)
 
 std::uint64_t gpuMemoryBudget(const Job& job)
 {
-    if (job.backend != "cuda" || !job.confine)
+    if (job.backend != "cuda" || !job.confine || job.underSanitizer)
         return 0;
     return job.gpuMemoryBudgetBytes ? job.gpuMemoryBudgetBytes : kDefaultGpuMemoryBudgetBytes;
 }

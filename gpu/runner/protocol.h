@@ -94,6 +94,10 @@ struct Job {
     // buffers and workspace the runner gives it: everything else is held by the runner during a
     // call, so an allocation past it fails as on a full device. 0: the runner's default of 1 GiB.
     std::uint64_t gpuMemoryBudgetBytes = 0;
+    // The job runs under compute-sanitizer: no GPU-memory budget is held, because memcheck checks
+    // each access against the allocations it saw, and the hold is one that spans most of the
+    // device, so a stray write landing in it would go unreported.
+    bool underSanitizer = false;
     // Folders hidden from the candidate as the home folders are (the task's: its workloads.jsonl
     // names the held-out shapes). Absolute paths.
     std::vector<std::string> hiddenPaths;
@@ -140,6 +144,8 @@ inline nlohmann::json toJson(const Job& job)
         {"measure_device", job.measureDevice}, {"allow_tf32", job.allowTf32}, {"file_limit_bytes", job.fileLimitBytes},
         {"memory_limit_bytes", job.memoryLimitBytes}, {"process_limit", job.processLimit},
         {"gpu_memory_budget_bytes", job.gpuMemoryBudgetBytes}, {"confine", job.confine}};
+    if (job.underSanitizer)
+        doc["under_sanitizer"] = true;
     if (!job.hiddenPaths.empty())
         doc["hidden_paths"] = job.hiddenPaths;
     doc["bench"] = {{"enabled", job.bench.enabled}, {"min_samples", job.bench.minSamples},
@@ -310,6 +316,7 @@ inline Job jobFromJson(const nlohmann::json& j)
     job.processLimit = detail::integerOr<std::uint64_t>(j, "process_limit", 0, "");
     job.gpuMemoryBudgetBytes = detail::integerOr<std::uint64_t>(j, "gpu_memory_budget_bytes", 0, "");
     job.confine = !j.contains("confine") || !j["confine"].is_boolean() || j["confine"].get<bool>();
+    job.underSanitizer = j.value("under_sanitizer", false);
     if (j.contains("hidden_paths")) {
         if (!j["hidden_paths"].is_array())
             throw std::runtime_error("hidden_paths: not an array");
