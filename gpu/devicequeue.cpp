@@ -1,20 +1,13 @@
 #include "devicequeue.h"
 
+#include <util/elapsed.h>
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <map>
 
 namespace ks {
-
-namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-} // namespace
 
 DeviceQueue& DeviceQueue::of(const std::string& device)
 {

@@ -8,6 +8,7 @@
 #include <task/comparison.h>
 #include <task/inputgenerator.h>
 #include <task/kernellibraries.h>
+#include <util/elapsed.h>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -58,11 +59,6 @@ RunnerJobResult runOnDevice(
     RunnerJobResult result = runRunnerJob(job, std::move(runner));
     queue.leaveExiting(std::move(result.exiting));
     return result;
-}
-
-double secondsSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::string shortId(const std::string& id)

@@ -2,6 +2,8 @@
 
 #include "subprocess.h"
 
+#include <util/lastlines.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -37,19 +39,6 @@ for node in tree.body:
 if symbol not in names:
     sys.exit(name + ": defines no top-level " + symbol + "(...): the harness calls " + symbol + " with the inputs")
 )PY";
-
-// The traceback's last lines: where the error is and what it is.
-std::string lastLines(const std::string& text, std::size_t count)
-{
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    std::string out;
-    for (std::size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
-        out += lines[i] + "\n";
-    return out;
-}
 
 std::string howToPoint()
 {

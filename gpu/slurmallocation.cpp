@@ -2,6 +2,8 @@
 
 #include "subprocess.h"
 
+#include <util/lastlines.h>
+
 #include <spdlog/spdlog.h>
 
 #include <regex>
@@ -18,19 +20,6 @@ std::string shellQuote(const std::string& s)
     for (char c : s)
         out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
-}
-
-std::string lastLines(const std::string& text, std::size_t lines)
-{
-    std::vector<std::string> all;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty())
-            all.push_back(line);
-    std::string out;
-    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
-        out += (out.empty() ? "" : "\n") + all[i];
-    return out;
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "demollm.h"
 
+#include "testsupport.h"
+
 #include <nlohmann/json.hpp>
 
 #include <regex>
@@ -21,11 +23,6 @@ const char* kRestrict = "Declare the row pointers __restrict__ so the compiler v
 const char* kPanels = "Cache-block the k loop in 128-wide panels of B inside each thread's rows";
 const char* kSmallRegisters = "Register blocking, smaller: 2 rows of C at a time on top of the OpenMP version";
 
-bool has(const std::string& text, const std::string& what)
-{
-    return text.find(what) != std::string::npos;
-}
-
 std::string openNode(const std::string& prompt, const std::string& intentStart)
 {
     static const std::regex line(R"((n\d+) \[open, V [0-9.]+\] ([^\n]*))");
@@ -43,7 +40,7 @@ json insert(const std::string& parent, const char* intent, double v, const char*
 std::string planner(const std::string& prompt)
 {
     json edit {{"insert", json::array()}, {"update", json::array()}, {"prune", json::array()}};
-    if (has(prompt, "Start the tree")) {
+    if (contains(prompt, "Start the tree")) {
         edit["reasoning"] = "The baseline walks B down its columns: one cache line per multiply-add, so it is bound by "
                             "memory latency, not arithmetic. Fixing the access order comes first; blocking and "
                             "registers pay only on top of it.";
@@ -58,27 +55,27 @@ std::string planner(const std::string& prompt)
     static const std::regex failed(R"(The action on (n\d+) \"([^\"]*)\")");
     if (std::regex_search(prompt, m, ended)) {
         const std::string node = m[1], intent = m[2];
-        if (has(intent, "i-k-j")) {
+        if (contains(intent, "i-k-j")) {
             edit["reasoning"] = "i-k-j passed with a large gain. The kernel is now compute-friendly; the next gain is "
                                 "the second core. Tiling alone is now less promising than panels inside threads.";
             edit["insert"] = {insert(node, kOpenMp, 0.8, "two cores, independent rows: up to 2x"),
                 insert(node, kUnroll, 0.45, "fewer loads and stores of C, small gain")};
             if (const std::string tiles = openNode(prompt, kTiles); !tiles.empty())
                 edit["update"] = {{{"node", tiles}, {"priority", 0.3}, {"rationale", "i-k-j already streams rows"}}};
-        } else if (has(intent, "OpenMP")) {
+        } else if (contains(intent, "OpenMP")) {
             edit["reasoning"] = "The threads scale. B no longer fits the cache for the deep workload; panels of B keep "
                                 "it resident per thread.";
             edit["insert"] = {insert(node, kPanels, 0.6, "the deep workload reads B from memory k/128 times less")};
             if (const std::string regs = openNode(prompt, kRegisters); !regs.empty())
                 edit["update"] = {
                     {{"node", regs}, {"priority", 0.25}, {"rationale", "the threads gave more than registers would"}}};
-        } else if (has(intent, "Cache-block")) {
+        } else if (contains(intent, "Cache-block")) {
             edit["reasoning"] = "Panels passed but gained little: the working set already fit. Plain tiling is now "
                                 "redundant.";
             edit["insert"] = {insert(node, kUnroll, 0.5, "the remaining cost is loads and stores of C")};
             if (const std::string tiles = openNode(prompt, kTiles); !tiles.empty())
                 edit["prune"] = {{{"node", tiles}, {"rationale", "superseded by panels inside the threads"}}};
-        } else if (has(intent, "Unroll")) {
+        } else if (contains(intent, "Unroll")) {
             edit["reasoning"] = "Unrolling helped a little. The compiler still guards the j loop against C aliasing "
                                 "A or B; telling it they do not is the next small step.";
             edit["insert"] = {insert(node, kRestrict, 0.3, "removes the alias checks around the vector loop")};
@@ -189,29 +186,29 @@ std::string coder(const std::string& prompt)
     std::smatch m;
     static const std::regex intentLine(R"(Intent(?: to implement)? \((n\d+)\): ([^\n]*))");
     const std::string intent = std::regex_search(prompt, m, intentLine) ? std::string(m[2]) : std::string();
-    const bool first = has(prompt, "Intent to implement");
-    const bool debugging = has(prompt, "nothing has passed yet");
-    const bool parentThreaded = has(prompt, "#pragma omp");
+    const bool first = contains(prompt, "Intent to implement");
+    const bool debugging = contains(prompt, "nothing has passed yet");
+    const bool parentThreaded = contains(prompt, "#pragma omp");
     std::string program, note;
-    if (has(intent, "Register blocking:")) {
+    if (contains(intent, "Register blocking:")) {
         program = registers(!first);
         note = first ? "A 4x16 register block." : "Fixed the missing semicolon.";
-    } else if (has(intent, "Register blocking, smaller")) {
+    } else if (contains(intent, "Register blocking, smaller")) {
         program = ikj(true, true);
         note = "Two rows at a time did not vectorise; this keeps the unrolled rows instead.";
-    } else if (has(intent, "Cache-block")) {
+    } else if (contains(intent, "Cache-block")) {
         program = panels(!(first && !debugging));
         note = first ? "Panels of B per thread." : "The output must be zeroed before the panels accumulate into it.";
-    } else if (has(intent, "__restrict__")) {
-        program = ikj(parentThreaded || has(prompt, "OpenMP"), true, true);
+    } else if (contains(intent, "__restrict__")) {
+        program = ikj(parentThreaded || contains(prompt, "OpenMP"), true, true);
         note = "Row pointers declared __restrict__.";
-    } else if (has(intent, "Unroll")) {
-        program = ikj(parentThreaded || has(prompt, "OpenMP"), true);
+    } else if (contains(intent, "Unroll")) {
+        program = ikj(parentThreaded || contains(prompt, "OpenMP"), true);
         note = "k unrolled by four.";
-    } else if (has(intent, "OpenMP")) {
+    } else if (contains(intent, "OpenMP")) {
         program = ikj(true, false);
         note = "Rows of C split across threads.";
-    } else if (has(intent, "Tile")) {
+    } else if (contains(intent, "Tile")) {
         program = tiles();
         note = "Tiled loops.";
     } else {

@@ -1,5 +1,7 @@
 #include "fakellm.h"
 
+#include "testsupport.h"
+
 #include <nlohmann/json.hpp>
 
 #include <regex>
@@ -9,11 +11,6 @@ namespace ks::test {
 namespace {
 
 using json = nlohmann::json;
-
-bool has(const std::string& text, const char* what)
-{
-    return text.find(what) != std::string::npos;
-}
 
 // Open nodes in the rendered tree: "n3 [open, V 0.30] [[slow]] ...".
 std::vector<std::pair<std::string, std::string>> openNodes(const std::string& prompt)
@@ -28,19 +25,19 @@ std::vector<std::pair<std::string, std::string>> openNodes(const std::string& pr
 std::string openWith(const std::string& prompt, const char* marker)
 {
     for (const auto& [id, intent] : openNodes(prompt))
-        if (has(intent, marker))
+        if (contains(intent, marker))
             return id;
     return {};
 }
 
 std::string planner(const std::string& prompt, bool repair, const std::string& mode)
 {
-    if (has(mode.c_str(), "garbage"))
+    if (contains(mode.c_str(), "garbage"))
         return "I would fuse everything into one kernel.";
     json edit {
         {"reasoning", "scripted"}, {"insert", json::array()}, {"update", json::array()}, {"prune", json::array()}};
-    if (has(prompt, "Start the tree")) {
-        if (has(mode.c_str(), "malformed_init") && !repair)
+    if (contains(prompt, "Start the tree")) {
+        if (contains(mode.c_str(), "malformed_init") && !repair)
             return "Let me think about the memory traffic first; I will answer in the next message.";
         edit["insert"] = {{{"parent", "root"}, {"intent", "[[plain]] a straightforward loop"}, {"priority", 0.9},
                               {"rationale", "simple first"}},
@@ -54,11 +51,11 @@ std::string planner(const std::string& prompt, bool repair, const std::string& m
     static const std::regex failed(R"(The action on (n\d+) \"([^\"]*)\")");
     if (std::regex_search(prompt, m, ended)) {
         const std::string node = m[1], intent = m[2];
-        if (has(mode.c_str(), "invalid_update") && !repair) {
+        if (contains(mode.c_str(), "invalid_update") && !repair) {
             edit["update"] = {{{"node", node}, {"priority", 1.5}, {"rationale", "over-confident"}}};
             return edit.dump();
         }
-        const bool fast = has(intent, "[[fast]]");
+        const bool fast = contains(intent, "[[fast]]");
         edit["insert"] = {{{"parent", node},
             {"intent", fast ? "[[fast]] keep the single pass; tidy the loop" : "[[fast]] a single pass over the data"},
             {"priority", fast ? 0.5 : 0.8}, {"rationale", "refine what passed"}}};
@@ -89,15 +86,15 @@ std::string coder(const std::string& prompt, const std::string& mode)
     int passes = 8; // the baseline's
     if (std::regex_search(prompt, m, intentLine)) {
         const std::string intent = m[2];
-        if (has(intent, "[[broken]]")) {
-            if (has(mode.c_str(), "nocode_broken") && has(prompt, "Intent to implement"))
+        if (contains(intent, "[[broken]]")) {
+            if (contains(mode.c_str(), "nocode_broken") && contains(prompt, "Intent to implement"))
                 return "I would use AVX-512 intrinsics here, but I need to think about alignment first.";
             passes = 0;
-        } else if (has(intent, "[[fast]]")) {
+        } else if (contains(intent, "[[fast]]")) {
             passes = 1;
-        } else if (has(intent, "[[slow]]")) {
+        } else if (contains(intent, "[[slow]]")) {
             passes = 32;
-        } else if (has(intent, "[[plain]]")) {
+        } else if (contains(intent, "[[plain]]")) {
             passes = 4;
         }
     } else { // evolve and greedy: a quarter of the passes of the parent program

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ks::test {
@@ -21,6 +22,10 @@ void addTaskRowsWith(const char* file);
 
 void writeText(const std::filesystem::path& path, const std::string& text);
 std::string readText(const std::filesystem::path& path);
+inline bool contains(const std::string& text, std::string_view what) // a prompt or a log says it
+{
+    return text.find(what) != std::string::npos;
+}
 void copyTree(const std::filesystem::path& from, const std::filesystem::path& to);
 // A copy of the session in `from` at `to`, its session.json saying it searched CUDA kernels (the
 // window then offers what it offers CUDA attempts; nothing is run again). `resources`, when not

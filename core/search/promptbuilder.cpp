@@ -5,19 +5,13 @@
 #include "taskbrief.h"
 
 #include <tree/treerender.h>
+#include <util/numberformat.h>
 
 #include <cstdio>
 
 namespace ks {
 
 namespace {
-
-std::string num(double v, int digits)
-{
-    char b[48];
-    std::snprintf(b, sizeof b, "%.*f", digits, v);
-    return b;
-}
 
 QList<ChatMessage> toMessages(const std::string& system, const std::string& user)
 {
@@ -48,7 +42,7 @@ std::string PromptBuilder::outcome(const SearchState& s, const SearchNode& n, bo
         const Attempt& a = *s.tree.attempt(i);
         text += "  attempt " + std::to_string(a.index) + " (" + std::string(purposeName(a.promptKind))
             + "): " + (a.evaluated ? std::string(verdictName(a.evaluation.status)) : "no program: " + a.problem)
-            + (a.passed() ? ", J " + num(a.score(), 1) : "") + "\n";
+            + (a.passed() ? ", J " + formatFixed(a.score(), 1) : "") + "\n";
     }
     const Attempt* shown = nullptr;
     if (passed && n.bestAttempt)
@@ -92,7 +86,7 @@ std::string PromptBuilder::plannerPrompt(const SearchState& s, const PlannerTask
     const bool passed = t.purpose == Purpose::Update;
     std::map<std::string, std::string> fields {{"task", m_taskShort}, {"targets", targets},
         {"tree", renderTreeForPrompt(s.tree, ro)}, {"node", n->id}, {"intent", n->intent},
-        {"value", num(n->value(), 2)}, {"outcome", outcome(s, *n, passed)}};
+        {"value", formatFixed(n->value(), 2)}, {"outcome", outcome(s, *n, passed)}};
     if (!passed)
         fields["attempts"] = std::to_string(n->attempts.size());
     return renderPrompt(passed ? "planner_update" : "planner_too_hard", fields);
@@ -152,7 +146,7 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, Purpose kind, cons
         if (kind == Purpose::Evolve)
             for (int i : inspirations(s, start, s.settings.inspirations))
                 others += programBlock("An inspiration (" + s.tree.attempt(i)->node + ", J "
-                                  + num(s.tree.attempt(i)->score(), 1) + "):",
+                                  + formatFixed(s.tree.attempt(i)->score(), 1) + "):",
                               *s.tree.attempt(i))
                     + "\n\n";
         return toMessages(system,
@@ -196,7 +190,8 @@ QList<ChatMessage> PromptBuilder::coder(const SearchState& s, Purpose kind, cons
             {{"task", m_taskShort}, {"targets", targets}, {"node", n->id}, {"intent", n->intent},
                 {"attempt", attemptNo}, {"best_outcome", describeAttempt(m_task, best)},
                 {"best_program", programBlock("Its program:", best)}, {"last_note", lastNote},
-                {"k", std::to_string(s.settings.stagnation)}, {"min_gain", num(100 * s.settings.minImprovement, 0)}}));
+                {"k", std::to_string(s.settings.stagnation)},
+                {"min_gain", formatFixed(100 * s.settings.minImprovement, 0)}}));
 }
 
 } // namespace ks

@@ -2,6 +2,7 @@
 
 #include <task/abiheader.h>
 #include <tree/treerender.h>
+#include <util/numberformat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -11,13 +12,6 @@
 namespace ks {
 
 namespace {
-
-std::string num(double v, int digits = 2)
-{
-    char b[48];
-    std::snprintf(b, sizeof b, "%.*f", digits, v);
-    return b;
-}
 
 std::string shapeText(const TensorSpec& t)
 {
@@ -112,7 +106,7 @@ std::string describeTask(const Task& task, bool withReference, Language language
     std::snprintf(tolerance, sizeof tolerance, "within atol %g or rtol %g", d.tolerance.atol, d.tolerance.rtol);
     s += std::string("Correctness: every output element ") + tolerance + " of the reference";
     if (d.tolerance.requiredMatchedRatio < 1.0)
-        s += " (" + num(100 * d.tolerance.requiredMatchedRatio, 1) + " % of elements)";
+        s += " (" + formatFixed(100 * d.tolerance.requiredMatchedRatio, 1) + " % of elements)";
     s += "; NaN and Inf fail.\n";
     if (!d.precision.text.empty())
         s += "Precision rule: " + d.precision.text + " (the baseline is held to it too)\n";
@@ -165,9 +159,9 @@ std::string baselineTargets(const Task& task, const SearchState& state)
         for (const auto& w : e.workloads)
             if (w.baselineLatencyMicros > 0 && w.scored && !w.heldOut)
                 s += "\n  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id)
-                    + "): " + num(w.baselineLatencyMicros) + " us"
-                    + (w.floorMicros > 0 ? " (physical floor " + num(w.floorMicros) + " us)" : "");
-        return s + "\n  geometric mean: " + num(e.baselineLatencyMicros) + " us";
+                    + "): " + formatFixed(w.baselineLatencyMicros, 2) + " us"
+                    + (w.floorMicros > 0 ? " (physical floor " + formatFixed(w.floorMicros, 2) + " us)" : "");
+        return s + "\n  geometric mean: " + formatFixed(e.baselineLatencyMicros, 2) + " us";
     }
     return {};
 }
@@ -179,8 +173,8 @@ std::string describeAttempt(const Task& task, const Attempt& a, std::size_t logC
     const Evaluation& e = a.evaluation;
     std::string s = std::string(verdictName(e.status));
     if (e.status == Verdict::Passed)
-        s += ": J = " + num(e.score, 1) + " (latency " + num(e.latencyMicros) + " us geometric mean, baseline "
-            + num(e.baselineLatencyMicros) + " us)";
+        s += ": J = " + formatFixed(e.score, 1) + " (latency " + formatFixed(e.latencyMicros, 2)
+            + " us geometric mean, baseline " + formatFixed(e.baselineLatencyMicros, 2) + " us)";
     s += "\n";
     for (const auto& w : e.workloads) {
         if (w.heldOut) { // its verdict alone: the shape stays unseen
@@ -189,9 +183,9 @@ std::string describeAttempt(const Task& task, const Attempt& a, std::size_t logC
         }
         s += "  " + w.id.substr(0, 8) + " (" + workloadLabel(task, w.id) + "): " + std::string(verdictName(w.status));
         if (w.latencyMicros > 0)
-            s += ", " + num(w.latencyMicros) + " us vs baseline " + num(w.baselineLatencyMicros) + " us ("
-                + num(w.speedup) + "x)"
-                + (w.rooflineFraction > 0 ? ", " + num(100 * w.rooflineFraction, 0) + " % of the floor" : "");
+            s += ", " + formatFixed(w.latencyMicros, 2) + " us vs baseline " + formatFixed(w.baselineLatencyMicros, 2)
+                + " us (" + formatFixed(w.speedup, 2) + "x)"
+                + (w.rooflineFraction > 0 ? ", " + formatFixed(100 * w.rooflineFraction, 0) + " % of the floor" : "");
         if (w.status != Verdict::Passed && !w.message.empty())
             s += ": " + truncateUtf8(w.message, 300);
         s += "\n";

@@ -3,6 +3,8 @@
 #include "treelayout.h"
 #include "treerender.h"
 
+#include <util/numberformat.h>
+
 #include <cstdio>
 
 namespace ks {
@@ -36,13 +38,6 @@ std::string escape(const std::string& s)
         }
     }
     return out;
-}
-
-std::string num(double v, int digits = 1)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
 }
 
 struct Style {
@@ -88,10 +83,10 @@ std::string renderTreeSvg(const SearchTree& tree, const TreeSvgOptions& options)
     const auto best = tree.bestAttempt();
     const std::string bestNode = best ? tree.attempt(*best)->node : std::string();
     std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""
-        + num(width, 0) + "\" height=\"" + num(height, 0) + "\" viewBox=\"0 0 " + num(width, 0) + " " + num(height, 0)
-        + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+        + formatFixed(width, 0) + "\" height=\"" + formatFixed(height, 0) + "\" viewBox=\"0 0 " + formatFixed(width, 0)
+        + " " + formatFixed(height, 0) + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
         + "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    svg += "<text x=\"" + num(kMargin, 0) + "\" y=\"28\" font-size=\"17\" font-weight=\"bold\" fill=\"#222\">"
+    svg += "<text x=\"" + formatFixed(kMargin, 0) + "\" y=\"28\" font-size=\"17\" font-weight=\"bold\" fill=\"#222\">"
         + escape(options.title.empty() ? std::string("K-Search tree") : options.title) + "</text>\n";
     // Legend.
     double lx = kMargin;
@@ -99,8 +94,8 @@ std::string renderTreeSvg(const SearchTree& tree, const TreeSvgOptions& options)
              std::tuple {"active", "#fde7c8", "#e08a00"}, std::tuple {"closed, passed", "#dcf2dc", "#3c9a45"},
              std::tuple {"closed, nothing passed", "#f8dede", "#c0504d"}, std::tuple {"pruned", "#eeeeee", "#9e9e9e"},
              std::tuple {"best", "#ffffff", "#d4a017"}}) {
-        svg += "<rect x=\"" + num(lx, 0) + "\" y=\"40\" width=\"14\" height=\"14\" rx=\"3\" fill=\"" + fill
-            + "\" stroke=\"" + stroke + "\" stroke-width=\"2\"/><text x=\"" + num(lx + 19, 0)
+        svg += "<rect x=\"" + formatFixed(lx, 0) + "\" y=\"40\" width=\"14\" height=\"14\" rx=\"3\" fill=\"" + fill
+            + "\" stroke=\"" + stroke + "\" stroke-width=\"2\"/><text x=\"" + formatFixed(lx + 19, 0)
             + "\" y=\"52\" font-size=\"12\" fill=\"#444\">" + label + "</text>\n";
         lx += 30 + 7.0 * std::string(label).size();
     }
@@ -116,8 +111,9 @@ std::string renderTreeSvg(const SearchTree& tree, const TreeSvgOptions& options)
         const auto [cx, cy] = at(n.id);
         const double x1 = px + lo.nodeWidth / 2, y1 = py + lo.nodeHeight, x2 = cx + lo.nodeWidth / 2, y2 = cy;
         const double my = (y1 + y2) / 2;
-        svg += "<path d=\"M" + num(x1) + "," + num(y1) + " C" + num(x1) + "," + num(my) + " " + num(x2) + "," + num(my)
-            + " " + num(x2) + "," + num(y2) + "\" fill=\"none\" stroke=\""
+        svg += "<path d=\"M" + formatFixed(x1, 1) + "," + formatFixed(y1, 1) + " C" + formatFixed(x1, 1) + ","
+            + formatFixed(my, 1) + " " + formatFixed(x2, 1) + "," + formatFixed(my, 1) + " " + formatFixed(x2, 1) + ","
+            + formatFixed(y2, 1) + "\" fill=\"none\" stroke=\""
             + (n.status == NodeStatus::Pruned ? "#c8c8c8" : "#8c8c8c") + "\" stroke-width=\"1.5\""
             + (n.status == NodeStatus::Pruned ? " stroke-dasharray=\"4 3\"" : "") + "/>\n";
     }
@@ -126,34 +122,36 @@ std::string renderTreeSvg(const SearchTree& tree, const TreeSvgOptions& options)
         const Style s = styleOf(n, n.id == options.activeNode);
         const bool isBest = n.id == bestNode;
         svg += "<g><title>" + escape(n.id + ": " + n.intent) + "</title>\n";
-        svg += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(lo.nodeWidth) + "\" height=\""
-            + num(lo.nodeHeight) + "\" rx=\"7\" fill=\"" + s.fill + "\" stroke=\"" + (isBest ? "#d4a017" : s.stroke)
-            + "\" stroke-width=\"" + (isBest ? "4" : "1.6") + "\""
-            + (n.status == NodeStatus::Pruned ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
+        svg += "<rect x=\"" + formatFixed(x, 1) + "\" y=\"" + formatFixed(y, 1) + "\" width=\""
+            + formatFixed(lo.nodeWidth, 1) + "\" height=\"" + formatFixed(lo.nodeHeight, 1) + "\" rx=\"7\" fill=\""
+            + s.fill + "\" stroke=\"" + (isBest ? "#d4a017" : s.stroke) + "\" stroke-width=\"" + (isBest ? "4" : "1.6")
+            + "\"" + (n.status == NodeStatus::Pruned ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
         std::string head = n.id == SearchTree::kRootId ? std::string("root") : n.id;
         if (n.bestAttempt)
-            head += "   J " + num(tree.attempt(*n.bestAttempt)->score());
+            head += "   J " + formatFixed(tree.attempt(*n.bestAttempt)->score(), 1);
         else if (n.status == NodeStatus::Closed && n.id != SearchTree::kRootId)
             head += "   failed";
         if (!n.attempts.empty())
             head += "   (" + std::to_string(n.attempts.size()) + " att.)";
-        svg += "<text x=\"" + num(x + 8) + "\" y=\"" + num(y + 17)
+        svg += "<text x=\"" + formatFixed(x + 8, 1) + "\" y=\"" + formatFixed(y + 17, 1)
             + "\" font-size=\"12.5\" font-weight=\"bold\" fill=\"" + s.text + "\">" + escape(head) + "</text>\n";
         const auto [l1, l2] = twoLines(n.intent, 34);
-        svg += "<text x=\"" + num(x + 8) + "\" y=\"" + num(y + 34) + "\" font-size=\"11\" fill=\"" + s.text + "\">"
-            + escape(l1) + "</text>\n";
+        svg += "<text x=\"" + formatFixed(x + 8, 1) + "\" y=\"" + formatFixed(y + 34, 1) + "\" font-size=\"11\" fill=\""
+            + s.text + "\">" + escape(l1) + "</text>\n";
         if (!l2.empty())
-            svg += "<text x=\"" + num(x + 8) + "\" y=\"" + num(y + 48) + "\" font-size=\"11\" fill=\"" + s.text + "\">"
-                + escape(l2) + "</text>\n";
+            svg += "<text x=\"" + formatFixed(x + 8, 1) + "\" y=\"" + formatFixed(y + 48, 1)
+                + "\" font-size=\"11\" fill=\"" + s.text + "\">" + escape(l2) + "</text>\n";
         if (n.id != SearchTree::kRootId) { // V as a bar along the bottom, its value beside it
             const double track = lo.nodeWidth - 62;
-            svg += "<rect x=\"" + num(x + 8) + "\" y=\"" + num(y + lo.nodeHeight - 14) + "\" width=\"" + num(track)
+            svg += "<rect x=\"" + formatFixed(x + 8, 1) + "\" y=\"" + formatFixed(y + lo.nodeHeight - 14, 1)
+                + "\" width=\"" + formatFixed(track, 1)
                 + "\" height=\"6\" rx=\"3\" fill=\"#ffffff\" stroke=\"#bbbbbb\"/>\n";
-            svg += "<rect x=\"" + num(x + 8) + "\" y=\"" + num(y + lo.nodeHeight - 14) + "\" width=\""
-                + num(track * n.value()) + "\" height=\"6\" rx=\"3\" fill=\"" + s.stroke + "\"/>\n";
-            svg += "<text x=\"" + num(x + lo.nodeWidth - 8) + "\" y=\"" + num(y + lo.nodeHeight - 8)
-                + "\" font-size=\"11\" text-anchor=\"end\" fill=\"" + s.text + "\">V " + num(n.value(), 2)
-                + "</text>\n";
+            svg += "<rect x=\"" + formatFixed(x + 8, 1) + "\" y=\"" + formatFixed(y + lo.nodeHeight - 14, 1)
+                + "\" width=\"" + formatFixed(track * n.value(), 1) + "\" height=\"6\" rx=\"3\" fill=\"" + s.stroke
+                + "\"/>\n";
+            svg += "<text x=\"" + formatFixed(x + lo.nodeWidth - 8, 1) + "\" y=\""
+                + formatFixed(y + lo.nodeHeight - 8, 1) + "\" font-size=\"11\" text-anchor=\"end\" fill=\"" + s.text
+                + "\">V " + formatFixed(n.value(), 2) + "</text>\n";
         }
         svg += "</g>\n";
     }
