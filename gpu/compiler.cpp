@@ -3,6 +3,7 @@
 #include "runnerclient.h"
 #include "subprocess.h"
 
+#include <task/confinement.h>
 #include <task/strictjson.h>
 
 #include <fstream>
@@ -141,13 +142,11 @@ std::vector<std::string> reportedGaps(const fs::path& dir)
     const auto report = parseStrictJson(readTextFile((dir / "compile-confinement.json").string()).value_or(""), error);
     if (!report || !report->is_object())
         return {"the compiler's confinement was not reported"};
-    std::vector<std::string> gaps;
-    const std::pair<const char*, const char*> parts[] = {{"network", "no network namespace"},
-        {"processes", "forked processes may outlive the run"}, {"filesystem", "the filesystem is writable"}};
-    for (const auto& [key, gap] : parts)
-        if (!report->value(key, false))
-            gaps.emplace_back(gap);
-    return gaps;
+    const auto had = [&](const char* key) {
+        const auto it = report->find(key);
+        return it != report->end() && it->is_boolean() && it->get<bool>();
+    };
+    return isolationGaps(had("network"), had("processes"), had("filesystem"));
 }
 
 } // namespace

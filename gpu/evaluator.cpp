@@ -2,6 +2,7 @@
 
 #include "cudausernamespace.h"
 #include "devicequeue.h"
+#include "evaluatorinternal.h"
 #include "subprocess.h"
 
 #include <task/abiheader.h>
@@ -29,74 +30,6 @@ namespace ks {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The device's queue. The host backend has one (its candidates use every core). An empty device
-// is the default GPU, which is "0" unless CUDA_VISIBLE_DEVICES says more.
-DeviceQueue& deviceQueue(const RunnerJob& job)
-{
-    return DeviceQueue::of(job.backend == Backend::Cuda ? "cuda:" + job.cudaVisibleDevices : "host");
-}
-
-// Generous upper bound of a Hopper GPU's dense arithmetic rate (fp8 tensor cores): only a
-// compute floor that no kernel of any precision can beat.
-constexpr double kPeakFlopsCuda = 2.0e15;
-
-bool isPythonFile(const fs::path& file)
-{
-    return file.extension() == ".py";
-}
-
-// Runs a job when its device is free; `waited` grows by the time spent queueing for it (another
-// evaluator of the same device was timing), `exitWait` by the time the runners of earlier jobs
-// took to end. The runner of this job, once it has reported, is left exiting on the queue.
-RunnerJobResult runOnDevice(
-    const RunnerJob& job, double& waited, double& exitWait, std::unique_ptr<PrestartedRunner> runner = nullptr)
-{
-    DeviceQueue& queue = deviceQueue(job);
-    const DeviceQueue::Turn turn = queue.take();
-    waited += turn.queuedSeconds;
-    exitWait += turn.exitSeconds;
-    RunnerJobResult result = runRunnerJob(job, std::move(runner));
-    queue.leaveExiting(std::move(result.exiting));
-    return result;
-}
-
-std::string shortId(const std::string& id)
-{
-    return id.substr(0, 8);
-}
-
-std::string fmt(double v, int precision = 3)
-{
-    std::ostringstream s;
-    s.precision(precision);
-    s << std::fixed << v;
-    return s.str();
-}
-
-// The verdict of a runner outcome that did not complete normally, or nullopt when it did.
-std::optional<std::pair<Verdict, std::string>> failureOf(const RunnerCallOutcome& o)
-{
-    using S = RunnerCallOutcome::Status;
-    switch (o.status) {
-    case S::Ok:
-        return std::nullopt;
-    case S::TimedOut:
-        return std::pair {Verdict::Timeout, o.message};
-    case S::KernelError:
-        return std::pair {
-            Verdict::RuntimeError, o.message.empty() ? "ks_run returned " + std::to_string(o.returnCode) : o.message};
-    case S::DeviceError:
-        return std::pair {Verdict::RuntimeError, "CUDA error: " + o.message};
-    case S::Crashed:
-        return std::pair {Verdict::RuntimeError, o.message};
-    case S::HarnessError:
-        return std::pair {Verdict::RuntimeError, "harness: " + o.message};
-    case S::NotRun:
-        return std::pair {Verdict::RuntimeError, "not run: the runner stopped at an earlier workload"};
-    }
-    return std::nullopt;
-}
 
 // What the runner reported of the candidate's confinement, as the evaluation keeps it.
 Confinement confinementOf(const RunnerEnvironment& env, Backend backend)
@@ -133,76 +66,68 @@ void warnOnceAboutConfinement(const Confinement& c, Backend backend, bool python
 
 } // namespace
 
-double geometricMean(const std::vector<double>& values)
+namespace evaluatordetail {
+
+namespace {
+
+// The device's queue. The host backend has one (its candidates use every core). An empty device
+// is the default GPU, which is "0" unless CUDA_VISIBLE_DEVICES says more.
+DeviceQueue& deviceQueue(const RunnerJob& job)
 {
-    if (values.empty())
-        return 0.0;
-    double logSum = 0.0;
-    for (const double v : values) {
-        if (!(v > 0.0))
-            return 0.0;
-        logSum += std::log(v);
+    return DeviceQueue::of(job.backend == Backend::Cuda ? "cuda:" + job.cudaVisibleDevices : "host");
+}
+
+} // namespace
+
+RunnerJobResult runOnDevice(
+    const RunnerJob& job, double& waited, double& exitWait, std::unique_ptr<PrestartedRunner> runner)
+{
+    DeviceQueue& queue = deviceQueue(job);
+    const DeviceQueue::Turn turn = queue.take();
+    waited += turn.queuedSeconds;
+    exitWait += turn.exitSeconds;
+    RunnerJobResult result = runRunnerJob(job, std::move(runner));
+    queue.leaveExiting(std::move(result.exiting));
+    return result;
+}
+
+std::optional<std::pair<Verdict, std::string>> failureOf(const RunnerCallOutcome& o)
+{
+    using S = RunnerCallOutcome::Status;
+    switch (o.status) {
+    case S::Ok:
+        return std::nullopt;
+    case S::TimedOut:
+        return std::pair {Verdict::Timeout, o.message};
+    case S::KernelError:
+        return std::pair {
+            Verdict::RuntimeError, o.message.empty() ? "ks_run returned " + std::to_string(o.returnCode) : o.message};
+    case S::DeviceError:
+        return std::pair {Verdict::RuntimeError, "CUDA error: " + o.message};
+    case S::Crashed:
+        return std::pair {Verdict::RuntimeError, o.message};
+    case S::HarnessError:
+        return std::pair {Verdict::RuntimeError, "harness: " + o.message};
+    case S::NotRun:
+        return std::pair {Verdict::RuntimeError, "not run: the runner stopped at an earlier workload"};
     }
-    return std::exp(logSum / static_cast<double>(values.size()));
+    return std::nullopt;
 }
 
-struct Evaluator::WorkloadData {
-    const Workload* workload = nullptr;
-    std::vector<std::vector<SharedTensor>> inputSets; // [0]: correctness; [1..]: timing rotation
-    // Per input set: the reference runner's outputs, in shared memory no later job writes.
-    std::vector<std::vector<SharedTensor>> expected;
-    std::vector<HostTensor> outputTemplate; // names, dtypes and shapes; no data
-    std::int64_t workspaceBytes = 0;
-    double bytes = 0, flops = 0;
-    bool gpuReference = false;
-    double baselineMicros = 0.0;
-};
-
-class SharedPreparation
+bool isPythonFile(const fs::path& file)
 {
-public:
-    std::mutex mutex; // held by the evaluator that prepares, so that the others wait for it
-    bool ready = false;
-    Task task; // the copy the shared workloads point into
-    std::vector<std::shared_ptr<Evaluator::WorkloadData>> workloads;
-    double inputSeconds = 0.0, referenceSeconds = 0.0, baselineSeconds = 0.0, copyBandwidthGBs = 0.0;
-    std::string device;
-};
-
-std::shared_ptr<SharedPreparation> makeSharedPreparation()
-{
-    return std::make_shared<SharedPreparation>();
+    return file.extension() == ".py";
 }
 
-bool Evaluator::adoptPreparation()
+std::string shortId(const std::string& id)
 {
-    SharedPreparation& p = *m_settings.preparation;
-    if (!p.ready)
-        return false;
-    m_workloads = p.workloads;
-    m_inputSeconds = p.inputSeconds;
-    m_referenceSeconds = p.referenceSeconds;
-    m_baselineSeconds = p.baselineSeconds;
-    m_copyBandwidthGBs = p.copyBandwidthGBs;
-    m_device = p.device;
-    m_prepared = true;
-    return true;
+    return id.substr(0, 8);
 }
 
-void Evaluator::publishPreparation()
-{
-    SharedPreparation& p = *m_settings.preparation;
-    p.task = m_task;
-    for (const auto& w : m_workloads) // point into the share's own copy, which outlives this evaluator
-        w->workload = &p.task.workloads[static_cast<std::size_t>(w->workload - m_task.workloads.data())];
-    p.workloads = m_workloads;
-    p.inputSeconds = m_inputSeconds;
-    p.referenceSeconds = m_referenceSeconds;
-    p.baselineSeconds = m_baselineSeconds;
-    p.copyBandwidthGBs = m_copyBandwidthGBs;
-    p.device = m_device;
-    p.ready = true;
-}
+} // namespace evaluatordetail
+
+using evaluatordetail::isPythonFile;
+using evaluatordetail::runOnDevice;
 
 Evaluator::Evaluator(Task task, EvaluatorSettings settings)
     : m_task(std::move(task))
@@ -323,159 +248,6 @@ RunnerJob Evaluator::makeJob(const fs::path& library, const std::string& name, b
         ? m_settings.runTimeout
         : std::chrono::milliseconds(30000) + perWorkload * static_cast<long>(m_workloads.size());
     return job;
-}
-
-bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, const CompileCache::Result* gpuReference,
-    const CompileCache::Result* baseline)
-{
-    const Definition& def = m_task.definition;
-    m_workloads.clear(); // an earlier attempt may have failed half-way
-    std::vector<const Workload*> chosen;
-    if (m_settings.workloadIds.empty()) {
-        for (const auto& w : m_task.workloads)
-            chosen.push_back(&w);
-    } else {
-        for (const auto& id : m_settings.workloadIds) {
-            const Workload* w = m_task.workload(id);
-            if (!w) {
-                m_prepareError = "no workload '" + id + "' in " + def.name + " (or the prefix is ambiguous)";
-                return false;
-            }
-            chosen.push_back(w);
-        }
-    }
-    // Held-out workloads run last: nothing a candidate keeps from one of them (a size it printed
-    // or stored) can reach the messages of a shown workload, which the code policy reads.
-    std::stable_partition(chosen.begin(), chosen.end(), [&](const Workload* w) { return !def.holdsOut(w->uuid); });
-    const auto inputStart = std::chrono::steady_clock::now();
-    SharedPools pools; // KV pools: made once per trial for all workloads, held by their input sets
-    for (const Workload* w : chosen) {
-        auto data = std::make_shared<WorkloadData>();
-        data->workload = w;
-        InputGenerator gen(def, *w, m_settings.seed);
-        // Each input set is generated once, in place, into sealed shared memory; every runner
-        // of the search maps it.
-        std::size_t setBytes = 0;
-        try {
-            data->inputSets.push_back(generateSharedInputs(gen, 0, &pools));
-            for (const auto& t : data->inputSets.front())
-                setBytes += t.memory ? t.memory->size() : 0;
-            const int sets = std::max(1,
-                setBytes * static_cast<std::size_t>(m_settings.timingSets) > m_settings.maxTimingBytes
-                    ? 1
-                    : m_settings.timingSets);
-            for (int k = 1; k <= sets; ++k)
-                data->inputSets.push_back(generateSharedInputs(gen, static_cast<std::uint32_t>(k), &pools));
-        } catch (const std::exception& ex) {
-            m_prepareError = "inputs of workload " + w->uuid + ": " + ex.what();
-            return false;
-        }
-        data->outputTemplate = gen.describeOutputs();
-        data->workspaceBytes = gen.workspaceBytes();
-        if (def.costModel) {
-            data->bytes = gen.evaluate(def.costModel->bytes).value_or(0);
-            data->flops = gen.evaluate(def.costModel->flops).value_or(0);
-        }
-        data->gpuReference =
-            gpuReference && m_settings.backend == Backend::Cuda && setBytes > m_settings.gpuReferenceBytes;
-        data->expected.resize(data->inputSets.size());
-        m_workloads.push_back(std::move(data));
-    }
-
-    // Expected outputs: one call per (workload, input set), in a runner of their own.
-    m_inputSeconds = secondsSince(inputStart);
-    spdlog::debug("inputs of {} workloads generated and shared in {:.2f} s", m_workloads.size(), m_inputSeconds);
-    const auto refStart = std::chrono::steady_clock::now();
-    for (const bool onGpu : {false, true}) {
-        const CompileCache::Result* lib = onGpu ? gpuReference : reference;
-        const bool python = lib && isPythonFile(lib->compile.library);
-        if (python)
-            if (const auto problem = preparePython()) {
-                m_prepareError = *problem;
-                return false;
-            }
-        RunnerJob job =
-            makeJob(lib ? lib->compile.library : fs::path(), onGpu ? "reference-gpu" : "reference", false, python);
-        // reference.py runs where the candidates do (PyTorch on the GPU or the CPU).
-        job.backend = onGpu ? Backend::Cuda : python ? m_settings.backend : Backend::Host;
-        job.calls.clear();
-        std::vector<std::pair<WorkloadData*, std::size_t>> where;
-        for (auto& w : m_workloads) {
-            if (w->gpuReference != onGpu)
-                continue;
-            for (std::size_t k = 0; k < w->inputSets.size(); ++k) {
-                RunnerCall call;
-                call.id = w->workload->uuid + "#" + std::to_string(k);
-                call.inputs = w->inputSets[k];
-                call.outputs = w->outputTemplate;
-                call.axes = w->workload->axes;
-                call.workspaceBytes = w->workspaceBytes;
-                call.poisonSeed = m_settings.seed + k;
-                job.calls.push_back(std::move(call));
-                where.emplace_back(w.get(), k);
-            }
-        }
-        if (job.calls.empty())
-            continue;
-        job.timeout = std::chrono::minutes(10);
-        double waited = 0.0, exitWait = 0.0;
-        const RunnerJobResult r = runOnDevice(job, waited, exitWait);
-        const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
-        if (!r.harnessFailure.empty()) {
-            m_prepareError = label + ": " + r.harnessFailure;
-            return false;
-        }
-        if (!r.loadError.empty()) {
-            m_prepareError = label + ": " + r.loadError;
-            return false;
-        }
-        for (std::size_t i = 0; i < where.size(); ++i) {
-            if (const auto failure = failureOf(r.calls[i])) {
-                m_prepareError =
-                    label + " failed on workload " + where[i].first->workload->uuid + ": " + failure->second;
-                return false;
-            }
-            where[i].first->expected[where[i].second] = std::move(r.calls[i].outputs);
-        }
-    }
-    m_referenceSeconds = secondsSince(refStart);
-
-    // The baseline is timed once, in the same way as every candidate after it.
-    const auto baseStart = std::chrono::steady_clock::now();
-    if (baseline) {
-        RunnerJob job = makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
-        job.measureDevice = true; // once per search: the floor of every later candidate uses it
-        double waited = 0.0, exitWait = 0.0;
-        const RunnerJobResult r = runOnDevice(job, waited, exitWait);
-        if (!r.harnessFailure.empty()) { // without the baseline's times there is no J
-            m_prepareError = "the baseline: " + r.harnessFailure;
-            return false;
-        }
-        m_copyBandwidthGBs = r.environment.copyBandwidthGBs;
-        if (!r.environment.device.empty())
-            m_device = r.environment.device;
-        for (std::size_t i = 0; i < m_workloads.size(); ++i) {
-            auto& w = *m_workloads[i];
-            const auto& o = r.calls[i];
-            // The log reaches the code policy: a held-out workload is not named there.
-            const bool heldOut = def.holdsOut(w.workload->uuid);
-            const std::string which =
-                heldOut ? std::string("a held-out workload") : "workload " + shortId(w.workload->uuid);
-            if (const auto failure = failureOf(o)) {
-                e.log += "baseline failed on " + which + ": "
-                    + (heldOut ? std::string("(details not shown)") : failure->second) + "\n";
-                continue;
-            }
-            const auto c = compareOutput(o.outputs.at(0).view(), w.expected[0].at(0).view(), def.tolerance);
-            if (!c.passed)
-                e.log += "baseline disagrees with the reference on " + which + ": "
-                    + (heldOut ? std::string("(details not shown)") : describeComparison(c)) + "\n";
-            w.baselineMicros = o.bench.medianMicros;
-        }
-    }
-    m_baselineSeconds = secondsSince(baseStart);
-    m_prepared = true;
-    return true;
 }
 
 Evaluation Evaluator::evaluate(const fs::path& source)
@@ -709,176 +481,6 @@ CompileCache::Result Evaluator::checkPython(const CompileRequest& request)
     req.workDir = m_settings.workDir / ("python-candidate-" + std::to_string(m_jobCounter + 1));
     r.compile = checkPythonSource(m_python, req);
     return r;
-}
-
-namespace {
-
-// The second correctness call, made with other noise in the outputs and workspace. Results the
-// same bit for bit are the rule; different ones must still pass the whole comparison (atomics
-// may reorder a sum), else the kernel read memory it never wrote and was right by the poison.
-void checkRepeat(
-    WorkloadEvaluation& r, const RunnerCallOutcome& o, const std::vector<SharedTensor>& expected, const Tolerance& tol)
-{
-    for (std::size_t k = 0; k < o.repeatOutputs.size() && k < o.outputs.size() && r.status == Verdict::Passed; ++k) {
-        const auto first = o.outputs[k].view().data;
-        const auto again = o.repeatOutputs[k].view().data;
-        if (first.size() == again.size() && std::memcmp(first.data(), again.data(), first.size()) == 0)
-            continue;
-        r.bitwiseRepeatable = false;
-        const auto c = compareOutput(o.repeatOutputs[k].view(), expected[k].view(), tol);
-        if (c.passed)
-            continue;
-        r.status = Verdict::IncorrectNumerical;
-        r.message = "correct on the first call but wrong on a second call with the same inputs and other noise in "
-                    "its outputs and workspace: "
-            + describeComparison(c)
-            + " -- results must not depend on memory the kernel did not write (uninitialised output, workspace or "
-              "shared memory), nor be skipped after the first call";
-    }
-}
-
-} // namespace
-
-void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
-{
-    const Tolerance& tol = m_task.definition.tolerance;
-    if (!run.loadError.empty()) {
-        e.status = Verdict::RuntimeError;
-        e.log += "cannot load the kernel: " + run.loadError + "\n";
-        return;
-    }
-    std::vector<double> latencies, baselines;
-    bool allPassed = true;
-    const std::vector<std::string>& scoredIds = m_task.definition.scoredWorkloads;
-    const auto listed = [&](const WorkloadData& w) {
-        return std::find(scoredIds.begin(), scoredIds.end(), w.workload->uuid) != scoredIds.end();
-    };
-    const auto heldOut = [&](const WorkloadData& w) { return m_task.definition.holdsOut(w.workload->uuid); };
-    // A run of unscored workloads only (--workloads picked test shapes) is scored over them all.
-    const bool anyListed =
-        std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return listed(*w); });
-    const bool anyShown =
-        std::any_of(m_workloads.begin(), m_workloads.end(), [&](const auto& w) { return !heldOut(*w); });
-    for (std::size_t i = 0; i < m_workloads.size(); ++i) {
-        const WorkloadData& w = *m_workloads[i];
-        const RunnerCallOutcome& o = run.calls[i];
-        WorkloadEvaluation r;
-        r.id = w.workload->uuid;
-        r.heldOut = heldOut(w);
-        r.scored = (!anyListed || listed(w)) && (!r.heldOut || !anyShown);
-        r.baselineLatencyMicros = w.baselineMicros;
-        const double bandwidth =
-            run.environment.copyBandwidthGBs > 0 ? run.environment.copyBandwidthGBs : m_copyBandwidthGBs;
-        if (m_settings.backend == Backend::Cuda && bandwidth > 0)
-            r.floorMicros = std::max(w.bytes / (bandwidth * 1e9), w.flops / kPeakFlopsCuda) * 1e6;
-        auto fail = [&](Verdict v, const std::string& why) {
-            r.status = v;
-            r.message = why;
-        };
-        if (const auto failure = failureOf(o)) {
-            fail(failure->first, failure->second);
-        } else if (!o.inputsUnchanged || !o.bench.inputsUnchanged) {
-            fail(Verdict::Rejected, "modified its inputs (inputs are read-only)");
-        } else if (const auto library = kernelLibraryAmong(o.loadedLibraries)) {
-            fail(Verdict::Rejected,
-                "loaded " + *library + ", a kernel library: the candidate's own code must do the work");
-        } else {
-            r.status = Verdict::Passed;
-            for (std::size_t k = 0; k < o.outputs.size(); ++k) {
-                const auto c = compareOutput(o.outputs[k].view(), w.expected[0][k].view(), tol);
-                r.maxAbsError = std::max(r.maxAbsError, c.maxAbsError);
-                r.maxRelError = std::max(r.maxRelError, c.maxRelError);
-                if (c.total)
-                    r.matchedRatio =
-                        std::min(r.matchedRatio, static_cast<double>(c.matched) / static_cast<double>(c.total));
-                if (!c.passed && r.status == Verdict::Passed)
-                    fail(
-                        c.shapeMismatch ? Verdict::IncorrectShape : Verdict::IncorrectNumerical, describeComparison(c));
-            }
-            checkRepeat(r, o, w.expected[0], tol);
-            // The timing loop's final round, checked: each timing set on its own inputs (results
-            // produced inside the loop), then each set's buffers refilled with the next set's inputs
-            // (the first call's when there is one set): cached, replayed or deferred results fail.
-            // These outputs are sampled (an eighth of the elements of large outputs, blocks drawn
-            // now, after the run): the first call's were compared whole, and a result that is
-            // cached, replayed or skipped inside the loop is wrong on a large part of the output.
-            const std::size_t sets = o.timingOutputs.size();
-            const Sampling sampling {8, (std::uint64_t {std::random_device {}()} << 32) ^ std::random_device {}()};
-            auto verify = [&](const std::vector<SharedTensor>& got, const std::vector<SharedTensor>& want,
-                              const std::string& where) {
-                for (std::size_t k = 0; k < got.size() && r.status == Verdict::Passed; ++k) {
-                    const auto c = compareOutput(got[k].view(), want[k].view(), tol, sampling);
-                    if (!c.passed)
-                        fail(Verdict::IncorrectNumerical,
-                            "correct on the first call but wrong inside the timing loop (" + where + "): "
-                                + describeComparison(c) + " -- results must not be cached, replayed or deferred");
-                }
-            };
-            for (std::size_t s = 0; s < sets; ++s)
-                verify(o.timingOutputs[s], w.expected[s + 1], "input set " + std::to_string(s + 1));
-            for (std::size_t s = 0; s < o.swappedOutputs.size(); ++s)
-                verify(o.swappedOutputs[s], sets > 1 ? w.expected[(s + 1) % sets + 1] : w.expected[0],
-                    "input set " + std::to_string(s + 1) + " refilled with other inputs");
-            r.latencyMicros = o.bench.medianMicros;
-            r.p25Micros = o.bench.p25Micros;
-            r.p75Micros = o.bench.p75Micros;
-            r.samples = static_cast<int>(o.bench.samplesMicros.size());
-            r.sideWorkSamples = o.bench.sideWorkSamples;
-            r.deviceSpanMicros = o.bench.spanMedianMicros;
-            e.timedGpuSeconds += o.bench.loopSeconds + o.bench.warmupSeconds;
-            if (r.status == Verdict::Passed && r.floorMicros > 0
-                && r.latencyMicros < m_settings.floorSlack * r.floorMicros)
-                fail(Verdict::Rejected,
-                    "median " + fmt(r.latencyMicros) + " us is below the physical floor of " + fmt(r.floorMicros)
-                        + " us (cost model at the measured bandwidth): a measurement error or a cheat");
-            if (r.latencyMicros > 0) {
-                r.speedup = r.baselineLatencyMicros > 0 ? r.baselineLatencyMicros / r.latencyMicros : 0.0;
-                r.rooflineFraction = r.floorMicros > 0 ? r.floorMicros / r.latencyMicros : 0.0;
-            }
-        }
-        if (r.status != Verdict::Passed && allPassed) {
-            e.status = r.status;
-            allPassed = false;
-        }
-        if (r.scored) {
-            latencies.push_back(r.latencyMicros);
-            baselines.push_back(r.baselineLatencyMicros);
-        }
-        e.workloads.push_back(std::move(r));
-    }
-    e.latencyMicros = allPassed ? geometricMean(latencies) : 0.0;
-    e.baselineLatencyMicros = geometricMean(baselines);
-    if (allPassed) {
-        e.status = Verdict::Passed;
-        e.score = e.latencyMicros > 0 && e.baselineLatencyMicros > 0 ? 100.0 * e.baselineLatencyMicros / e.latencyMicros
-                                                                     : 0.0;
-    }
-    // The log is what the code policy reads next: failures first, then the per-workload numbers.
-    std::string failures, table;
-    for (const auto& r : e.workloads) {
-        // The code policy reads the log: a held-out workload's id, figures and messages (which may
-        // name sizes) would show its shape. A person sees them in the workload table.
-        if (r.heldOut) {
-            if (r.status != Verdict::Passed)
-                failures += "a held-out workload: " + std::string(verdictName(r.status))
-                    + " (its shape is not shown: the program must hold for shapes other than those listed)\n";
-            continue;
-        }
-        if (r.status != Verdict::Passed)
-            failures += "workload " + shortId(r.id) + ": " + std::string(verdictName(r.status)) + ": "
-                + r.message.substr(0, 600) + "\n";
-        else
-            table += "workload " + shortId(r.id) + ": " + fmt(r.latencyMicros) + " us (baseline "
-                + fmt(r.baselineLatencyMicros) + " us, speedup " + fmt(r.speedup, 2) + "x"
-                + (r.floorMicros > 0 ? ", " + fmt(100 * r.rooflineFraction, 1) + "% of roofline" : "")
-                + (r.scored ? "" : ", checked only: not in J")
-                + (r.bitwiseRepeatable ? "" : ", results differ bit for bit between two calls") + ")\n";
-    }
-    e.log += failures + table;
-    for (const auto& k : e.resources)
-        e.log += "kernel " + kernelDisplayName(k.kernel).substr(0, 60) + ": " + std::to_string(k.registers)
-            + " registers, " + std::to_string(k.sharedBytes) + " B shared, " + std::to_string(k.stackBytes)
-            + " B stack, " + std::to_string(k.spillBytes) + " B spilled\n";
 }
 
 } // namespace ks

@@ -144,12 +144,12 @@ void SharedMemory::plantMarks(std::uint64_t seed)
         return;
     // Up to one mark per 4 KiB page, at most 4096: the runner overwrites whole buffers, so a few
     // thousand words catch a skipped write with certainty at a negligible cost.
-    const std::size_t slots = m_size / word;
+    const std::size_t markSlots = m_size / word;
     const std::size_t count = std::min<std::size_t>(4096, std::max<std::size_t>(1, m_size / 4096));
     std::mt19937_64 random(seed);
     auto* base = static_cast<std::byte*>(m_map);
     for (std::size_t i = 0; i < count; ++i) {
-        const std::size_t offset = (random() % slots) * word;
+        const std::size_t offset = (random() % markSlots) * word;
         const std::uint64_t value = random();
         std::memcpy(base + offset, &value, word);
         m_marks.emplace_back(offset, value);

@@ -2,15 +2,25 @@
 
 namespace ks {
 
+std::vector<std::string> isolationGaps(bool network, bool processes, bool filesystem)
+{
+    std::vector<std::string> gaps;
+    const std::pair<bool, const char*> parts[] = {{network, "no network namespace"},
+        {processes, "forked processes may outlive the run"}, {filesystem, "the filesystem is writable"}};
+    for (const auto& [had, gap] : parts)
+        if (!had)
+            gaps.emplace_back(gap);
+    return gaps;
+}
+
 std::vector<std::string> confinementGaps(const Confinement& c)
 {
     if (c.off)
         return {"confinement turned off in the settings"};
-    std::vector<std::string> gaps;
-    const std::pair<bool, const char*> parts[] = {{c.network, "no network namespace"},
-        {c.processes, "forked processes may outlive the run"}, {c.filesystem, "the filesystem is writable"},
-        {c.fileLimitBytes > 0, "no file size limit"}, {c.memoryLimitBytes > 0, "no memory limit"},
-        {c.processLimit > 0, "no process limit"}, {c.gpuMemoryBudgetBytes.value_or(1) > 0, "no GPU memory budget"},
+    std::vector<std::string> gaps = isolationGaps(c.network, c.processes, c.filesystem);
+    const std::pair<bool, const char*> parts[] = {{c.fileLimitBytes > 0, "no file size limit"},
+        {c.memoryLimitBytes > 0, "no memory limit"}, {c.processLimit > 0, "no process limit"},
+        {c.gpuMemoryBudgetBytes.value_or(1) > 0, "no GPU memory budget"},
         {c.compilerConfined.value_or(true), "the compiler ran without full confinement"}};
     for (const auto& [had, gap] : parts)
         if (!had)

@@ -36,6 +36,9 @@ struct Confinement {
 // fixed order; a single "confinement turned off in the settings" when a person turned it off;
 // empty when it had everything.
 std::vector<std::string> confinementGaps(const Confinement& c);
+// The gaps among the namespaces and the filesystem alone, in the same words and order: what a
+// confined compiler reports (gpu/runner/confinedcompile.h) has no limits to name.
+std::vector<std::string> isolationGaps(bool network, bool processes, bool filesystem);
 
 nlohmann::json toJson(const Confinement& c);
 // nullopt when `j` is not an object (evaluations written before confinement was recorded).
