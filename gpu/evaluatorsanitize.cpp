@@ -1,8 +1,8 @@
 // Evaluator::sanitize: a candidate's call under compute-sanitizer (issue #15 point 7), beside
 // evaluate() because it shares its compilation and preparation but none of its judging.
 
-#include "devicequeue.h"
 #include "evaluator.h"
+#include "evaluatorinternal.h"
 #include "sanitizer.h"
 
 #include <spdlog/spdlog.h>
@@ -104,8 +104,8 @@ void Evaluator::runSanitized(const fs::path& library)
     job.timeout = m_settings.runTimeout.count() > 0 ? m_settings.runTimeout : std::chrono::minutes(10);
     if (m_sanitizeConfined)
         job.timeout = std::min<std::chrono::milliseconds>(job.timeout, std::chrono::minutes(3));
-    const DeviceQueue::Turn deviceTurn = DeviceQueue::of("cuda:" + job.cudaVisibleDevices).take(); // until it ends
-    const RunnerJobResult run = runRunnerJob(job);
+    double queued = 0.0, exitWait = 0.0; // a sanitizer run's phases are its own: not reported
+    const RunnerJobResult run = evaluatordetail::runOnDevice(job, queued, exitWait);
     SanitizerReport report = readSanitizerOutput(*m_sanitizeWith, run.process);
     report.workload = job.calls[0].id;
     const RunnerCallOutcome& call = run.calls[0];

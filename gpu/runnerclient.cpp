@@ -122,7 +122,7 @@ ksr::Job describeJob(const RunnerJob& job, SharedBufferPool& pool, std::vector<i
     doc.memoryLimitBytes = job.memoryLimitBytes;
     doc.processLimit = job.processLimit;
     doc.gpuMemoryBudgetBytes = job.gpuMemoryBudgetBytes;
-    doc.underSanitizer = !job.wrapper.empty();
+    doc.underSanitizer = !job.wrapper.empty(); // the only wrapper is compute-sanitizer (Evaluator::sanitize)
     for (const auto& p : job.hiddenPaths)
         doc.hiddenPaths.push_back(p.string());
     doc.confine = job.confine;
