@@ -326,8 +326,9 @@ void TestConfinement::candidateCannotReadTheTaskFolder()
 // the number it got. Its runner's data may grow by 4 GiB (the evaluator's limit for this test;
 // RLIMIT_DATA): the fourth piece fails (three and the runner's own buffers fill the limit), the
 // candidate returns 103 and the workload is RUNTIME_ERROR, well within the time limit. Safe
-// without the limit too: only the first three pieces are touched (3 GiB, under the limit and far
-// under the CI machine's 24 GiB), the others are only reserved, so a missing limit shows as a
+// without the limit too: only the first three pieces are touched, one page per MiB (every page
+// made 3 GiB real, which took this VM's page faults about 10 s of the 20 s limit, and past it
+// with the cores busy), the others are only reserved, so a missing limit shows as a
 // count past 4 (all 64 where the system overcommits, as Linux does by default) rather than as a
 // machine out of memory. The pieces are kept in a volatile array: a compiler may otherwise drop
 // an allocation whose pointer is only compared and freed. Skipped where the runner reports no
@@ -343,7 +344,8 @@ void TestConfinement::allocationsPastTheMemoryLimitFail()
         "    static bool tried; if (!tried) { tried = true; const size_t gib = size_t {1} << 30; int got = 0;\n"
         "        for (; got < 64; ++got) {\n"
         "            void* p = malloc(gib); pieces[got] = p; if (!p) break;\n"
-        "            if (got < 3) for (size_t i = 0; i < gib; i += 4096) static_cast<volatile char*>(p)[i] = 1; }\n"
+        "            if (got < 3) for (size_t i = 0; i < gib; i += size_t {1} << 20) static_cast<volatile char*>(p)[i] "
+        "= 1; }\n"
         "        for (int k = 0; k < got; ++k) free(pieces[k]);\n"
         "        return 100 + got; }\n    "
             + std::string(kLoop) + "\n    return 0;\n}");
