@@ -161,6 +161,15 @@ void TestRunnerProtocol::malformedJobsNameTheField_data()
     QTest::newRow("shape as a huge float") << "/calls/0/inputs/x/shape/0"
                                            << "1.6e129"
                                            << "calls.w-1.inputs.x.shape[0]: must be an integer in range";
+    QTest::newRow("under_sanitizer not a boolean") << "/under_sanitizer"
+                                                   << "\"yes\""
+                                                   << "under_sanitizer: must be true or false";
+    QTest::newRow("bench noise as a string") << "/bench/max_noise"
+                                             << "\"low\""
+                                             << "bench.max_noise: must be a number";
+    QTest::newRow("bench enabled as a number") << "/bench/enabled"
+                                               << "1"
+                                               << "bench.enabled: must be true or false";
     QTest::newRow("shape not an array") << "/calls/0/outputs/y/shape"
                                         << "\"16\""
                                         << "calls.w-1.outputs.y.shape: must be an array of integers";

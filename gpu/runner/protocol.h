@@ -198,6 +198,25 @@ template<typename T> T integerOr(const nlohmann::json& j, const char* key, T fal
     return j.is_object() && j.contains(key) ? integer<T>(j.at(key), where + key) : fallback;
 }
 
+// Booleans and real numbers get their field named too (nlohmann's own type error names none).
+inline bool booleanOr(const nlohmann::json& j, const char* key, bool fallback, const std::string& where)
+{
+    if (!j.is_object() || !j.contains(key))
+        return fallback;
+    if (!j.at(key).is_boolean())
+        throw std::runtime_error(where + key + ": must be true or false, not " + j.at(key).dump());
+    return j.at(key).get<bool>();
+}
+
+inline double numberOr(const nlohmann::json& j, const char* key, double fallback, const std::string& where)
+{
+    if (!j.is_object() || !j.contains(key))
+        return fallback;
+    if (!j.at(key).is_number())
+        throw std::runtime_error(where + key + ": must be a number, not " + j.at(key).dump());
+    return j.at(key).get<double>();
+}
+
 // A count in a result line, or `fallback` when it is missing or not an integer that fits: result
 // lines come from a process the candidate shares, so what they hold must never reach an
 // out-of-range conversion in ksearch (undefined behaviour), nor stop the reading of the rest.
@@ -309,14 +328,14 @@ inline Job jobFromJson(const nlohmann::json& j)
         call.poisonSeed = detail::integerOr<std::uint64_t>(c, "poison_seed", 0, where + ".");
         job.calls.push_back(std::move(call));
     }
-    job.measureDevice = j.value("measure_device", false);
-    job.allowTf32 = j.value("allow_tf32", false);
+    job.measureDevice = detail::booleanOr(j, "measure_device", false, "");
+    job.allowTf32 = detail::booleanOr(j, "allow_tf32", false, "");
     job.fileLimitBytes = detail::integerOr<std::uint64_t>(j, "file_limit_bytes", 0, "");
     job.memoryLimitBytes = detail::integerOr<std::uint64_t>(j, "memory_limit_bytes", 0, "");
     job.processLimit = detail::integerOr<std::uint64_t>(j, "process_limit", 0, "");
     job.gpuMemoryBudgetBytes = detail::integerOr<std::uint64_t>(j, "gpu_memory_budget_bytes", 0, "");
     job.confine = !j.contains("confine") || !j["confine"].is_boolean() || j["confine"].get<bool>();
-    job.underSanitizer = j.value("under_sanitizer", false);
+    job.underSanitizer = detail::booleanOr(j, "under_sanitizer", false, "");
     if (j.contains("hidden_paths")) {
         if (!j["hidden_paths"].is_array())
             throw std::runtime_error("hidden_paths: not an array");
@@ -328,12 +347,12 @@ inline Job jobFromJson(const nlohmann::json& j)
     }
     if (j.contains("bench")) {
         const auto& b = j["bench"];
-        job.bench.enabled = b.value("enabled", false);
+        job.bench.enabled = detail::booleanOr(b, "enabled", false, "bench.");
         job.bench.minSamples = detail::integerOr<int>(b, "min_samples", job.bench.minSamples, "bench.");
         job.bench.maxSamples = detail::integerOr<int>(b, "max_samples", job.bench.maxSamples, "bench.");
-        job.bench.maxNoise = b.value("max_noise", job.bench.maxNoise);
-        job.bench.maxSeconds = b.value("max_seconds", job.bench.maxSeconds);
-        job.bench.warmupSeconds = b.value("warmup_seconds", job.bench.warmupSeconds);
+        job.bench.maxNoise = detail::numberOr(b, "max_noise", job.bench.maxNoise, "bench.");
+        job.bench.maxSeconds = detail::numberOr(b, "max_seconds", job.bench.maxSeconds, "bench.");
+        job.bench.warmupSeconds = detail::numberOr(b, "warmup_seconds", job.bench.warmupSeconds, "bench.");
     }
     return job;
 }
