@@ -278,9 +278,12 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     };
     // The candidate and, the first time, the reference(s) and baseline compile side by side.
     std::vector<CompileRequest> requests {request(source, m_settings.backend, m_settings.extraFlags)};
-    int refIndex = -1, gpuRefIndex = -1, baseIndex = -1;
+    int refIndex = -1;
+    int gpuRefIndex = -1;
+    int baseIndex = -1;
     // reference.py runs as it is, in the Python runner: nothing to compile.
-    std::optional<CompileCache::Result> pyReference, pyBaseline;
+    std::optional<CompileCache::Result> pyReference;
+    std::optional<CompileCache::Result> pyBaseline;
     const auto asIs = [](const fs::path& file) {
         CompileCache::Result r;
         r.compile.ok = true;
@@ -372,7 +375,8 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     RunnerJob job = makeJob(candidate.compile.library, "candidate-" + std::to_string(++m_jobCounter), true, python);
     for (auto& call : job.calls)
         call.repeat = true;
-    double waited = 0.0, exitWait = 0.0;
+    double waited = 0.0;
+    double exitWait = 0.0;
     const RunnerJobResult run = runOnDevice(job, waited, exitWait, std::move(m_nextRunner));
     m_runsStartedAhead += run.startedAhead ? 1 : 0;
     e.candidateSeconds = secondsSince(runStart);
@@ -394,7 +398,9 @@ Evaluation Evaluator::evaluate(const fs::path& source)
     } else {
         judge(e, run);
     }
-    double callsWall = 0.0, warmup = 0.0, loops = 0.0; // as the runner reported them, verdicts aside
+    double callsWall = 0.0;
+    double warmup = 0.0;
+    double loops = 0.0; // as the runner reported them, verdicts aside
     for (const auto& c : run.calls) {
         callsWall += c.totalSeconds;
         warmup += c.bench.warmupSeconds;

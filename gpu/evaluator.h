@@ -87,14 +87,14 @@ public:
     ~Evaluator() override;
 
     Evaluation evaluate(const std::filesystem::path& source) override;
-    std::string sourceSuffix() const override { return languageSuffix(m_language); }
-    Language language() const { return m_language; }
+    [[nodiscard]] std::string sourceSuffix() const override { return languageSuffix(m_language); }
+    [[nodiscard]] Language language() const { return m_language; }
     // How many candidates ran in a runner started ahead of them (EvaluatorSettings::prestartRunners):
     // every one but the first, unless a runner died or the settings keep them from starting ahead.
-    int runsStartedAhead() const { return m_runsStartedAhead; }
+    [[nodiscard]] int runsStartedAhead() const { return m_runsStartedAhead; }
     // The device's name once environmentProblem() or an evaluation has seen it.
-    std::string targetDescription() const override;
-    std::string compilerDescription() const;
+    [[nodiscard]] std::string targetDescription() const override;
+    [[nodiscard]] std::string compilerDescription() const;
 
     // Why the environment cannot evaluate on this backend (no CUDA device, no compiler), if so.
     std::optional<std::string> environmentProblem();
@@ -102,22 +102,22 @@ public:
     // compute-sanitizer's `tool` (issue #15 point 7): compiled and prepared as for evaluate(), not
     // timed, never scored. The report says why when the tool could not run or finish.
     SanitizerReport sanitize(const std::filesystem::path& source, SanitizerTool tool);
-    const Task& task() const { return m_task; }
-    const EvaluatorSettings& settings() const { return m_settings; }
+    [[nodiscard]] const Task& task() const { return m_task; }
+    [[nodiscard]] const EvaluatorSettings& settings() const { return m_settings; }
 
 private:
     friend class SharedPreparation;
     struct WorkloadData;
     bool prepare(Evaluation& e, const CompileCache::Result* reference, const CompileCache::Result* gpuReference,
         const CompileCache::Result* baseline);
-    RunnerJob makeJob(
+    [[nodiscard]] RunnerJob makeJob(
         const std::filesystem::path& library, const std::string& name, bool bench, bool python = false) const;
     CompileCache::Result checkPython(const CompileRequest& request);
     // What is timed as the baseline: the backend's baseline, else its compiled reference, else
     // reference.py; nullopt when the task has none of them.
-    std::optional<std::filesystem::path> baselineSource() const;
+    [[nodiscard]] std::optional<std::filesystem::path> baselineSource() const;
     // Whether candidates, the reference or the baseline run in the Python runner.
-    bool needsPython() const;
+    [[nodiscard]] bool needsPython() const;
     // Writes the Python runner and asks the interpreter what it has, once; the problem if any.
     std::optional<std::string> preparePython();
     std::optional<std::string> m_pythonProblem; // the last checkPython()'s environment failure

@@ -70,7 +70,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
         e.log += "cannot load the kernel: " + run.loadError + "\n";
         return;
     }
-    std::vector<double> latencies, baselines;
+    std::vector<double> latencies;
+    std::vector<double> baselines;
     bool allPassed = true;
     const std::vector<std::string>& scoredIds = m_task.definition.scoredWorkloads;
     const auto listed = [&](const WorkloadData& w) {
@@ -178,7 +179,8 @@ void Evaluator::judge(Evaluation& e, const RunnerJobResult& run) const
                                                                      : 0.0;
     }
     // The log is what the code policy reads next: failures first, then the per-workload numbers.
-    std::string failures, table;
+    std::string failures;
+    std::string table;
     for (const auto& r : e.workloads) {
         // The code policy reads the log: a held-out workload's id, figures and messages (which may
         // name sizes) would show its shape. A person sees them in the workload table.

@@ -148,8 +148,9 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
         if (job.calls.empty())
             continue;
         job.timeout = std::chrono::minutes(10);
-        double waited = 0.0, exitWait = 0.0;
-        const RunnerJobResult r = runOnDevice(job, waited, exitWait);
+        double waited = 0.0;
+        double exitWait = 0.0;
+        RunnerJobResult r = runOnDevice(job, waited, exitWait); // its outputs move into expected
         const std::string label = onGpu ? "reference.cu" : python ? "reference.py" : "reference.cpp";
         if (!r.harnessFailure.empty()) {
             m_prepareError = label + ": " + r.harnessFailure;
@@ -175,7 +176,8 @@ bool Evaluator::prepare(Evaluation& e, const CompileCache::Result* reference, co
     if (baseline) {
         RunnerJob job = makeJob(baseline->compile.library, "baseline", true, isPythonFile(baseline->compile.library));
         job.measureDevice = true; // once per search: the floor of every later candidate uses it
-        double waited = 0.0, exitWait = 0.0;
+        double waited = 0.0;
+        double exitWait = 0.0;
         const RunnerJobResult r = runOnDevice(job, waited, exitWait);
         if (!r.harnessFailure.empty()) { // without the baseline's times there is no J
             m_prepareError = "the baseline: " + r.harnessFailure;
