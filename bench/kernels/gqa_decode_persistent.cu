@@ -1,0 +1,625 @@
+// EXPERIMENT (bench/kernels, not shipped; not yet run on a GPU): the shipped GQA decode with
+// persistent CTAs.  Nsight Compute showed the SMs idle for 11-20 % of the kernel at the end of
+// the single wave of equal runs; cutting more runs and letting the hardware hand out more CTAs
+// was slower (every new CTA starts with an empty ring).  Here the tokens are cut into
+// GQA_DECODE_WAVES (default 3) times as many runs as there are resident CTAs, each CTA starts
+// on run blockIdx.x / 4 of its KV head and claims further runs of that head from a counter in
+// the workspace, and its cp.async ring runs on from one run into the next.  The claimed runs
+// pass through a four-entry log in shared memory: the copying side reads an entry at least one
+// barrier after it was written, because every run but the last has two tiles or more.
+// Lab: `bash bench/kernel_lab.sh build gqa_paged_decode_h32_kv4_d128_ps1
+// base=tasks/gqa_paged_decode_h32_kv4_d128_ps1/baseline.cu p1=THIS@-DGQA_DECODE_WAVES=1
+// p2=THIS@-DGQA_DECODE_WAVES=2 p3=THIS` here, `LAB_ARGS=--torch bash bench/kernel_lab.sh run
+// gqa_paged_decode_h32_kv4_d128_ps1` there (p1 must match base: no claims at one wave).  The
+// lab's workspace is large; the task's (64 slots a request) caps the runs of small batches.
+//
+// Hand-written GQA paged decode for H200 (sm_90a): one wave of CTAs over the flattened token
+// list, a cp.async ring per CTA, tensor cores for both products.  Knobs (-D):
+// GQA_DECODE_STAGES (ring depth, default 2: two CTAs per SM), GQA_DECODE_MIN_CHUNK (128 tokens
+// per run at least), GQA_DECODE_Q_AHEAD (1: the first queries load with the first tiles),
+// GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request).
+//
+// The op reads 512 bytes of K+V per (token, KV head) and does 8 query heads' worth of work on
+// them, so the kernel is built to keep DRAM busy and to read K/V exactly once:
+//
+//  * Balance: the kv_indices positions are cut into equal runs of `chunk` tokens, and a CTA
+//    takes one (run, KV head); there are at most as many runs as fit on the GPU in one wave, so
+//    every SM streams the same number of rows however uneven the requests are.  A run may cross
+//    request boundaries; each request it touches is a segment with its own softmax state.
+//  * Depth: 64-token tiles in a ring of kStages stages (two CTAs per SM; measured on an H200,
+//    two stages beat three and bulk-copy (TMA) rows of 256 bytes were slower), the tile sequence
+//    running across segments so that a new request never drains the ring.  Each thread copies
+//    128-byte row pieces of four rows and prefetches their page numbers one tile ahead.
+//  * Warp w owns tokens 16 w .. 16 w + 15 of every tile with its own online softmax: Q.K^T and
+//    P.V on mma.m16n8k16 with the 8 query heads as M rows 0..7 (rows 8..15 zero), Q in
+//    registers (loaded once per segment), P straight from the logit registers (the accumulator
+//    layout is the A-fragment layout), V^T through ldmatrix.trans.  No barrier inside a tile
+//    beyond the ring's; the four warps merge once per segment through shared memory.
+//  * A request inside one run writes its output directly; a request split over runs writes
+//    (o / l, m, l) per head to workspace slot request + run, and a second kernel, launched as a
+//    programmatic dependent so that its launch hides behind the first's tail, merges them.
+//    Empty requests are written (zeros, lse -inf) by the run their position falls in.
+#include "ks_task.h"
+
+#include <climits>
+#include <cstdint>
+#include <math_constants.h>
+
+#ifndef GQA_DECODE_STAGES
+#define GQA_DECODE_STAGES 2
+#endif
+#ifndef GQA_DECODE_MIN_CHUNK
+#define GQA_DECODE_MIN_CHUNK 128
+#endif
+#ifndef GQA_DECODE_Q_AHEAD
+#define GQA_DECODE_Q_AHEAD 1
+#endif
+#ifndef GQA_DECODE_WAVES
+#define GQA_DECODE_WAVES 3
+#endif
+#ifndef GQA_DECODE_WIDE_MERGE_RUNS
+#define GQA_DECODE_WIDE_MERGE_RUNS 16
+#endif
+
+namespace {
+
+constexpr int kQoHeads = (int)KS_NUM_QO_HEADS;
+constexpr int kKvHeads = (int)KS_NUM_KV_HEADS;
+constexpr int kGroup = kQoHeads / kKvHeads;
+constexpr int kDim = (int)KS_HEAD_DIM;
+static_assert(kGroup == 8 && kDim == 128, "the mma tiling assumes 8 query heads of 128 dims per KV head");
+static_assert(KS_PAGE_SIZE == 1, "one token per page");
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTile = 16 * kWarps; // tokens per tile: 16 per warp
+constexpr int kStages = GQA_DECODE_STAGES;
+static_assert(kStages >= 2 && kStages <= 6, "ring of 2 to 6 stages");
+constexpr int kRowChunks = kDim / 8; // 16-byte chunks per K (or V) row of one head
+constexpr int kMinChunk = GQA_DECODE_MIN_CHUNK;
+// Requests split over this many runs or more on average are merged by 8 warps each, the rest by
+// one: wide merge CTAs cost more than they save when a request has only a few runs (measured on
+// the H200: +15 % at batch 64, -15 % at batch 1 with 64 runs).
+constexpr int kWideMergeRuns = GQA_DECODE_WIDE_MERGE_RUNS;
+constexpr bool kQAhead = GQA_DECODE_Q_AHEAD != 0;
+constexpr int kPartialStride = kDim + 2; // floats per (slot, head): o[128], m, l
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr size_t kClaimBytes = 256; // the run counters at the start of the workspace
+
+constexpr int kTileBytes = kTile * kDim * 2; // K (or V) of one tile
+constexpr int kStageBytes = 2 * kTileBytes;
+constexpr int kMergeStride = kDim + 4; // floats per (warp, head) row of the merge
+constexpr int kOffMerge = kStages * kStageBytes; // float [kWarps][kGroup][kMergeStride]
+constexpr int kOffMl = kOffMerge + kWarps * kGroup * kMergeStride * 4; // float2 [kWarps][kGroup]
+constexpr int kSmemBytes = kOffMl + kWarps * kGroup * 8;
+static_assert(kSmemBytes <= 113 * 1024, "two CTAs per SM");
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template<int kPending> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4])
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t (&r)[4])
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+// c += a.b for one m16n8k16 tile (bf16 in, fp32 accumulate); rows 8..15 of a are zero.
+__device__ __forceinline__ void mma_16816(float (&c)[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+}
+__device__ __forceinline__ uint32_t swz(int row, int chunk)
+{
+    return (uint32_t)((row * kRowChunks + (chunk ^ (row & 7))) << 4);
+}
+
+__device__ __forceinline__ void merge_state(float& m, float& l, float m2, float l2)
+{
+    const float mn = fmaxf(m, m2);
+    if (mn == -CUDART_INF_F)
+        return;
+    l = l * exp2f(m - mn) + l2 * exp2f(m2 - mn);
+    m = mn;
+}
+
+// How many of the sorted indptr[0 .. n) are <= x (strict: < x), by a 32-way search that one
+// warp runs: the answer is kept in [lo, lo + len].
+__device__ int warp_count_le(const int32_t* __restrict__ indptr, int n, int x, bool strict)
+{
+    const int lane = threadIdx.x & 31;
+    int lo = 0, len = n;
+    while (len > 0) {
+        const int step = (len + 31) / 32;
+        const bool in = lane * step < len;
+        const int v = in ? __ldg(indptr + lo + lane * step) : INT_MAX;
+        const bool below = in && (strict ? v < x : v <= x);
+        const int k = __popc(__ballot_sync(0xffffffffu, below));
+        if (k == 0)
+            return lo;
+        const int hi = min(lo + k * step, lo + len);
+        lo += (k - 1) * step + 1;
+        len = hi - lo;
+    }
+    return lo;
+}
+
+// The run's walk over its tokens (see the MLA decode baseline): every thread keeps a copy.
+struct Cursor {
+    int b, pos, seg_begin, seg_end, req_begin, req_end;
+
+    __device__ int tile_len() const { return min(kTile, seg_end - pos); }
+    __device__ void start(const int32_t* __restrict__ indptr, int b0, int begin, int end)
+    {
+        b = b0;
+        pos = seg_begin = begin;
+        req_begin = __ldg(indptr + b);
+        req_end = __ldg(indptr + b + 1);
+        seg_end = min(req_end, end);
+    }
+    __device__ void advance(const int32_t* __restrict__ indptr, int end)
+    {
+        pos += tile_len();
+        if (pos == seg_end && pos < end) {
+            do {
+                ++b;
+                req_begin = req_end;
+                req_end = __ldg(indptr + b + 1);
+            } while (req_end <= pos);
+            seg_begin = pos;
+            seg_end = min(req_end, end);
+        }
+    }
+};
+
+__global__ void __launch_bounds__(kThreads) gqa_decode_kernel(
+    KsArgs a, float* __restrict__ partials, int* __restrict__ claims, int chunk, int runs)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    __shared__ int run_log[4]; // the runs this CTA takes, in order (entry k % 4)
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;
+    const int kvh = blockIdx.x % kKvHeads, first_runs = gridDim.x / kKvHeads;
+    const int head_base = kvh * kGroup;
+    // Runs past the first wave are claimed from the head's counter (zeroed before the launch).
+    auto claim = [&] { return runs > first_runs ? first_runs + atomicAdd(claims + kvh, 1) : runs; };
+
+    // Empty requests whose position falls in run r: this KV head's 8 query heads.
+    auto write_empty = [&](int r) {
+        const int begin = min(r * chunk, tokens), end = min(begin + chunk, tokens);
+        int b = warp_count_le(a.kv_indptr, batch, begin, true) + warp;
+        for (; b < batch; b += kWarps) {
+            const int lo = __ldg(a.kv_indptr + b);
+            if (lo >= end && !(r == runs - 1 && lo == end))
+                break;
+            if (__ldg(a.kv_indptr + b + 1) != lo)
+                continue;
+            uint4* out = reinterpret_cast<uint4*>(a.output + ((int64_t)b * kQoHeads + head_base) * kDim);
+            for (int i = lane; i < kGroup * kDim / 8; i += 32)
+                out[i] = make_uint4(0, 0, 0, 0);
+            if (lane < kGroup)
+                a.lse[(int64_t)b * kQoHeads + head_base + lane] = -CUDART_INF_F;
+        }
+    };
+    // Puts cursor c at the start of run r; false when r is past the last run.
+    auto start_run = [&](Cursor& c, int r, int& end) {
+        if (r >= runs)
+            return false;
+        const int begin = min(r * chunk, tokens);
+        end = min(begin + chunk, tokens);
+        if (begin >= end)
+            return false;
+        c.start(a.kv_indptr, warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1, begin, end);
+        return true;
+    };
+
+    const int run0 = blockIdx.x / kKvHeads;
+    if (tid == 0) {
+        run_log[0] = run0;
+        run_log[1] = claim();
+    }
+    write_empty(run0);
+    __syncthreads();
+
+    const uint32_t stage_smem = smem_u32(smem);
+    Cursor issue, comp;
+    int issue_k = 0, issue_end = 0, issue_run = run0;
+    bool issuing = start_run(issue, run0, issue_end);
+    if (!issuing)
+        return;
+    int comp_k = 0, comp_end = issue_end, run = run0;
+    comp = issue;
+    // Moves the copying side into its next run when the current one is done: the log entry was
+    // written at least one barrier ago (runs but the last have two tiles or more), and the last
+    // run (runs - 1) is never followed by another.
+    auto next_issue_run = [&] {
+        if (issue.pos < issue_end)
+            return;
+        if (issue_run == runs - 1) {
+            issuing = false;
+            return;
+        }
+        ++issue_k;
+        issue_run = run_log[issue_k & 3];
+        issuing = start_run(issue, issue_run, issue_end);
+        if (issuing) {
+            if (tid == 0)
+                run_log[(issue_k + 1) & 3] = claim();
+            write_empty(issue_run);
+        }
+    };
+
+    // Copies: thread tid moves chunks (tid & 7) and (tid & 7) + 8 of the K and V rows of tokens
+    // (tid >> 3) + 16 p, p = 0..3.  Rows past the segment repeat its last token (finite values,
+    // masked logits, P = 0).
+    const int csub = tid & 7, crow = tid >> 3;
+    constexpr int kRows = kTile / (kThreads / 8); // rows per thread (4)
+    int next_page[kRows];
+    auto load_pages = [&](const Cursor& c) {
+        const int n = c.tile_len();
+#pragma unroll
+        for (int p = 0; p < kRows; ++p)
+            next_page[p] = __ldg(a.kv_indices + c.pos + min(crow + 16 * p, n - 1));
+    };
+    auto issue_tile = [&](int stage) {
+        const uint32_t k_dst = stage_smem + stage * kStageBytes, v_dst = k_dst + kTileBytes;
+#pragma unroll
+        for (int p = 0; p < kRows; ++p) {
+            const int row = crow + 16 * p;
+            const int64_t src = ((int64_t)next_page[p] * kKvHeads + kvh) * kDim;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int c = csub + 8 * h;
+                cp_async_16(k_dst + swz(row, c), a.k_cache + src + 8 * c);
+                cp_async_16(v_dst + swz(row, c), a.v_cache + src + 8 * c);
+            }
+        }
+    };
+
+    static_assert(kStages == 2, "one tile ahead: the log's barrier argument counts on it");
+    load_pages(issue);
+    issue_tile(0);
+    issue.advance(a.kv_indptr, issue_end);
+    cp_async_commit();
+    __syncthreads(); // run_log[1] may be read below
+    next_issue_run();
+    if (issuing)
+        load_pages(issue);
+
+    const float scale_log2 = a.sm_scale * kLog2e;
+    const int mrow = lane & 7, mat = lane >> 3;
+    uint32_t qa[kDim / 16][2]; // A fragments (rows 0..7) of the 8 query heads
+    float o[kDim / 8][4];
+    float m = -CUDART_INF_F, l = 0.0f; // row g's running max and this thread's share of the sum
+    float* merge = reinterpret_cast<float*>(smem + kOffMerge);
+    float2* merge_ml = reinterpret_cast<float2*>(smem + kOffMl);
+    auto load_q = [&](int b) {
+        const ks_bf16_t* q = a.q + ((int64_t)b * kQoHeads + head_base + g) * kDim + 2 * t;
+#pragma unroll
+        for (int ks = 0; ks < kDim / 16; ++ks) {
+            qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks));
+            qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks + 8));
+        }
+    };
+    // The first segment's queries travel with the first tiles instead of after them: a run of one
+    // or two tiles would otherwise wait for a second round trip to DRAM.
+    if (kQAhead)
+        load_q(comp.b);
+
+    for (int j = 0;; ++j) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads(); // tile j is visible; every warp is done with tile j - 1 and the merge
+        if (issuing) {
+            issue_tile((j + kStages - 1) % kStages);
+            issue.advance(a.kv_indptr, issue_end);
+            next_issue_run();
+            if (issuing)
+                load_pages(issue);
+        }
+        cp_async_commit();
+
+        const int n = comp.tile_len();
+        const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
+        if (first) {
+            if (!kQAhead || j > 0)
+                load_q(comp.b);
+#pragma unroll
+            for (int i = 0; i < kDim / 8; ++i)
+                o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+            m = -CUDART_INF_F;
+            l = 0.0f;
+        }
+        const uint32_t k_tile = stage_smem + (j % kStages) * kStageBytes, v_tile = k_tile + kTileBytes;
+        const int tok0 = 16 * warp;
+        if (tok0 < n) {
+            float s[2][4] = {};
+            const int krow = tok0 + (mat >> 1) * 8 + mrow;
+#pragma unroll
+            for (int ks = 0; ks < kDim / 16; ++ks) {
+                uint32_t b[4];
+                ldmatrix_x4(k_tile + swz(krow, 2 * ks + (mat & 1)), b);
+                mma_16816(s[0], qa[ks][0], qa[ks][1], b[0], b[1]);
+                mma_16816(s[1], qa[ks][0], qa[ks][1], b[2], b[3]);
+            }
+            float x[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int tok = tok0 + 8 * (i >> 1) + 2 * t + (i & 1);
+                x[i] = tok < n ? s[i >> 1][i & 1] * scale_log2 : -CUDART_INF_F;
+            }
+            float mx = fmaxf(fmaxf(x[0], x[1]), fmaxf(x[2], x[3]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m, mx); // finite: token tok0 < n is in the tile
+            const float corr = exp2f(m - m_new);
+            m = m_new;
+            float p[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                p[i] = exp2f(x[i] - m);
+            l = l * corr + (p[0] + p[1]) + (p[2] + p[3]);
+            const uint32_t pa0 = pack_bf16x2(p[0], p[1]), pa2 = pack_bf16x2(p[2], p[3]);
+            const int vrow = tok0 + (mat & 1) * 8 + mrow;
+#pragma unroll
+            for (int i = 0; i < kDim / 8; i += 2) {
+                o[i][0] *= corr;
+                o[i][1] *= corr;
+                o[i + 1][0] *= corr;
+                o[i + 1][1] *= corr;
+                uint32_t b[4];
+                ldmatrix_x4_trans(v_tile + swz(vrow, i + (mat >> 1)), b);
+                mma_16816(o[i], pa0, pa2, b[0], b[1]);
+                mma_16816(o[i + 1], pa0, pa2, b[2], b[3]);
+            }
+        }
+
+        if (last) {
+            // Merge the four warps' states of the 8 heads; a warp that saw no token is (-inf, 0).
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            float* mine = merge + (warp * kGroup + g) * kMergeStride + 2 * t;
+#pragma unroll
+            for (int i = 0; i < kDim / 8; ++i)
+                *reinterpret_cast<float2*>(mine + 8 * i) = make_float2(o[i][0], o[i][1]);
+            if (t == 0)
+                merge_ml[warp * kGroup + g] = make_float2(m, l);
+            __syncthreads();
+            // Thread tid: head tid >> 4, dims 8 (tid & 15) .. + 7.
+            const int h = tid >> 4, d0 = 8 * (tid & 15);
+            float mm = -CUDART_INF_F, ll = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w)
+                merge_state(mm, ll, merge_ml[w * kGroup + h].x, merge_ml[w * kGroup + h].y);
+            float acc[8] = {};
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) {
+                const float2 st = merge_ml[w * kGroup + h];
+                const float wt = st.y > 0.0f ? exp2f(st.x - mm) : 0.0f;
+                const float* src = merge + (w * kGroup + h) * kMergeStride + d0;
+#pragma unroll
+                for (int d = 0; d < 8; ++d)
+                    acc[d] += wt * src[d];
+            }
+            const int64_t head = (int64_t)comp.b * kQoHeads + head_base + h;
+            const float inv = 1.0f / ll; // ll >= 1
+            const bool whole = comp.req_begin / chunk == (comp.req_end - 1) / chunk;
+            if (whole) {
+                uint4 packed;
+                packed.x = pack_bf16x2(acc[0] * inv, acc[1] * inv);
+                packed.y = pack_bf16x2(acc[2] * inv, acc[3] * inv);
+                packed.z = pack_bf16x2(acc[4] * inv, acc[5] * inv);
+                packed.w = pack_bf16x2(acc[6] * inv, acc[7] * inv);
+                *reinterpret_cast<uint4*>(a.output + head * kDim + d0) = packed;
+                if ((tid & 15) == 0)
+                    a.lse[head] = mm + log2f(ll);
+            } else {
+                float* part = partials + (((int64_t)comp.b + run) * kQoHeads + head_base + h) * kPartialStride;
+#pragma unroll
+                for (int d = 0; d < 8; d += 2)
+                    *reinterpret_cast<float2*>(part + d0 + d) = make_float2(acc[d] * inv, acc[d + 1] * inv);
+                if ((tid & 15) == 0)
+                    *reinterpret_cast<float2*>(part + kDim) = make_float2(mm, ll);
+            }
+        }
+        comp.advance(a.kv_indptr, comp_end);
+        if (comp.pos >= comp_end) { // the run is done: on to the next the log names, if any
+            if (run == runs - 1)
+                break;
+            ++comp_k;
+            run = run_log[comp_k & 3];
+            if (!start_run(comp, run, comp_end))
+                break;
+        }
+    }
+    cp_async_wait<0>();
+}
+
+// One CTA of kCombineWarps warps per (request, query head): the threads first find the largest
+// of the run maxima and the total weight together, then warp w sums runs w, w + kCombineWarps,
+// ... with lane i on dims 4i .. 4i+3, and the warps add up through shared memory.  A request of
+// batch 1 is split over every run on the GPU (66 on an H200), so one warp walking them all in
+// turn was a chain of dependent L2 reads at the end of every short call.
+template<int kCombineWarps>
+__global__ void __launch_bounds__(32 * kCombineWarps) gqa_decode_combine_kernel(const int32_t* __restrict__ indptr,
+    const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
+{
+    // Launched as a programmatic dependent of the main kernel: wait for its writes.
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    const int b = blockIdx.x / kQoHeads, h = blockIdx.x % kQoHeads;
+    const int lo = __ldg(indptr + b), hi = __ldg(indptr + b + 1);
+    if (hi == lo)
+        return;
+    const int first = lo / chunk, count = (hi - 1) / chunk - first + 1;
+    if (count <= 1)
+        return;
+    constexpr int64_t kSlotFloats = (int64_t)kQoHeads * kPartialStride;
+    const float* part = partials + ((int64_t)(b + first) * kQoHeads + h) * kPartialStride;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    float m = -CUDART_INF_F, l = 0.0f;
+    for (int i = tid; i < count; i += 32 * kCombineWarps) {
+        const float2 st = *reinterpret_cast<const float2*>(part + i * kSlotFloats + kDim);
+        merge_state(m, l, st.x, st.y);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, off), l2 = __shfl_xor_sync(0xffffffffu, l, off);
+        merge_state(m, l, m2, l2);
+    }
+    __shared__ float2 warp_ml[kCombineWarps];
+    __shared__ float4 warp_acc[kCombineWarps > 1 ? kCombineWarps - 1 : 1][32];
+    if (kCombineWarps > 1) {
+        if (lane == 0)
+            warp_ml[warp] = make_float2(m, l);
+        __syncthreads();
+        m = -CUDART_INF_F;
+        l = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kCombineWarps; ++w)
+            merge_state(m, l, warp_ml[w].x, warp_ml[w].y);
+    }
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+    for (int i = warp; i < count; i += kCombineWarps) {
+        const float* slot = part + i * kSlotFloats;
+        const float2 st = *reinterpret_cast<const float2*>(slot + kDim);
+        const float w = st.y * exp2f(st.x - m); // partials are normalised: weight l_i 2^(m_i - m)
+        const float2 v0 = *reinterpret_cast<const float2*>(slot + 4 * lane);
+        const float2 v1 = *reinterpret_cast<const float2*>(slot + 4 * lane + 2);
+        acc.x += w * v0.x;
+        acc.y += w * v0.y;
+        acc.z += w * v1.x;
+        acc.w += w * v1.y;
+    }
+    if (kCombineWarps > 1) {
+        if (warp > 0)
+            warp_acc[warp - 1][lane] = acc;
+        __syncthreads();
+        if (warp > 0)
+            return;
+#pragma unroll
+        for (int w = 0; w < kCombineWarps - 1; ++w) {
+            const float4 o = warp_acc[w][lane];
+            acc.x += o.x;
+            acc.y += o.y;
+            acc.z += o.z;
+            acc.w += o.w;
+        }
+    }
+    const float inv = 1.0f / l;
+    uint2 packed;
+    packed.x = pack_bf16x2(acc.x * inv, acc.y * inv);
+    packed.y = pack_bf16x2(acc.z * inv, acc.w * inv);
+    *reinterpret_cast<uint2*>(output + ((int64_t)b * kQoHeads + h) * kDim + 4 * lane) = packed;
+    if (lane == 0)
+        lse[(int64_t)b * kQoHeads + h] = m + log2f(l);
+}
+
+bool aligned(const void* p, uintptr_t bytes)
+{
+    return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
+
+} // namespace
+
+extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t stream)
+{
+    if (!args || args->batch_size < 0 || args->len_indptr != args->batch_size + 1 || args->num_kv_indices < 0
+        || args->num_kv_indices > INT_MAX / 2)
+        return (int)cudaErrorInvalidValue;
+    const int64_t batch = args->batch_size, tokens = args->num_kv_indices;
+    if (batch == 0)
+        return 0;
+    if (!args->q || !args->k_cache || !args->v_cache || !args->kv_indptr || !args->output || !args->lse
+        || (tokens > 0 && !args->kv_indices))
+        return (int)cudaErrorInvalidValue;
+    if (batch > INT_MAX / kQoHeads)
+        return (int)cudaErrorInvalidValue;
+    if (!aligned(args->k_cache, 16) || !aligned(args->v_cache, 16) || !aligned(args->q, 4)
+        || !aligned(args->output, 16))
+        return (int)cudaErrorMisalignedAddress;
+
+    static int resident = 0;
+    if (resident == 0) {
+        int device = 0, sms = 0, per_sm = 0;
+        cudaError_t err = cudaGetDevice(&device);
+        if (err == cudaSuccess)
+            err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(gqa_decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gqa_decode_kernel, kThreads, kSmemBytes);
+        if (err != cudaSuccess)
+            return (int)err;
+        resident = sms * (per_sm > 0 ? per_sm : 1);
+    }
+
+    const int64_t capacity = workspace && workspace_bytes > kClaimBytes
+        ? (int64_t)((workspace_bytes - kClaimBytes) / ((size_t)kQoHeads * kPartialStride * sizeof(float)))
+        : 0;
+    int64_t max_runs = capacity - batch + 1;
+    if (max_runs > GQA_DECODE_WAVES * (resident / kKvHeads))
+        max_runs = GQA_DECODE_WAVES * (resident / kKvHeads);
+    if (max_runs < 1)
+        max_runs = 1;
+    int64_t chunk = (tokens + max_runs - 1) / max_runs;
+    if (chunk < kMinChunk)
+        chunk = kMinChunk;
+    if (max_runs == 1 || chunk >= tokens)
+        chunk = tokens > 0 ? tokens : 1;
+    const int64_t runs = tokens > 0 ? (tokens + chunk - 1) / chunk : 1;
+
+    int* claims = static_cast<int*>(workspace);
+    float* partials = workspace ? reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + kClaimBytes) : nullptr;
+    const int64_t first_runs = runs < resident / kKvHeads ? runs : resident / kKvHeads;
+    cudaError_t err = cudaSuccess;
+    if (runs > first_runs)
+        err = cudaMemsetAsync(claims, 0, kKvHeads * sizeof(int), stream);
+    if (err != cudaSuccess)
+        return (int)err;
+    gqa_decode_kernel<<<(unsigned)(first_runs * kKvHeads), kThreads, kSmemBytes, stream>>>(
+        *args, partials, claims, (int)chunk, (int)runs);
+    err = cudaGetLastError();
+    if (err == cudaSuccess && runs > 1) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3((unsigned)(batch * kQoHeads));
+        const bool wide = runs >= kWideMergeRuns * batch;
+        config.blockDim = dim3(wide ? 256 : 32);
+        config.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attr;
+        config.numAttrs = 1;
+        err = cudaLaunchKernelEx(&config, wide ? gqa_decode_combine_kernel<8> : gqa_decode_combine_kernel<1>,
+            (const int32_t*)args->kv_indptr, (const float*)partials, args->output, args->lse, (int)chunk);
+    }
+    return (int)err;
+}

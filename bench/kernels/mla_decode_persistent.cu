@@ -1,0 +1,621 @@
+// EXPERIMENT (bench/kernels, not shipped; not yet run on a GPU): the shipped MLA decode with
+// persistent CTAs, as bench/kernels/gqa_decode_persistent.cu does for GQA (its header says why):
+// MLA_DECODE_WAVES (default 3) times as many runs as resident CTAs, CTA i starts on run i and
+// claims the rest from a counter in the workspace, its ring running on from run to run.  The
+// ring is three tiles ahead; every run but the last has two tiles or more, so the prologue never
+// moves past the second run, and a log entry is read at least one barrier after it is written.
+// Lab: `bash bench/kernel_lab.sh build mla_paged_decode_h16_ckv512_kpe64_ps1
+// base=tasks/mla_paged_decode_h16_ckv512_kpe64_ps1/baseline.cu p1=THIS@-DMLA_DECODE_WAVES=1
+// p2=THIS@-DMLA_DECODE_WAVES=2 p3=THIS` here, `bash bench/kernel_lab.sh run
+// mla_paged_decode_h16_ckv512_kpe64_ps1` there (p1 must match base: no claims at one wave).
+//
+// Hand-written MLA paged decode for H200 (sm_90a), absorbed layout: one wave of CTAs over the
+// flattened token list, a deep cp.async pipeline, Q held in registers.  Knobs (-D):
+// MLA_DECODE_STAGES (ring depth, 2..5, default 4), MLA_DECODE_MIN_CHUNK (shortest run, 64).
+//
+// Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
+// them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
+//
+//  * Balance: the kv_indices positions are cut into equal runs of `chunk` tokens, one per CTA,
+//    and there are at most as many CTAs as fit on the GPU at once, so every SM streams the same
+//    number of rows in a single wave however uneven the requests are.  A run may cross request
+//    boundaries; each request it touches is a segment with its own softmax state.
+//  * Depth: 32-token tiles in a ring of kStages shared-memory stages, kStages - 1 of them in
+//    flight while one is computed (3, 4 and 5 stages measured alike on an H200; bulk-copy
+//    (TMA) rows were slower).  The tile sequence runs across segments, so a new request
+//    never drains the pipeline.  Each thread copies one row's eighth and prefetches that row's
+//    page number one tile ahead, so no copy waits on a dependent load.
+//  * Shared-memory traffic: warp (dg, th) computes the logits of 16 tokens over one quarter of
+//    the 576 dims, with that quarter of Q held in registers (36 per thread, loaded once per
+//    segment), so every K element is read from shared memory once and Q never is.  The four
+//    quarters are summed through shared memory by the softmax step, in which a half-warp owns a
+//    head: the tile's maximum is a shuffle reduction, and the running max and sum live in the
+//    owner's registers.  P.V gives warp w output dims [64 w, 64 w + 64) for all 16 heads (the M
+//    rows of mma.m16n8k16), V^T through ldmatrix.trans.  Three barriers a tile.
+//  * Rows are stored with their 16-byte chunks XOR-swizzled by (row & 7): the eight rows an
+//    ldmatrix phase reads fall in eight bank groups.
+//  * A request inside one run writes its output directly; a request split over runs writes
+//    (unnormalised o, m, l) per head to workspace slot request + run, and a second kernel,
+//    launched as a programmatic dependent so that its launch hides behind the first's tail,
+//    merges them.
+//    Empty requests are written (zeros, lse -inf) by the run their position falls in.
+#include "ks_task.h"
+
+#include <climits>
+#include <cstdint>
+#include <math_constants.h>
+
+#ifndef MLA_DECODE_STAGES
+#define MLA_DECODE_STAGES 4
+#endif
+#ifndef MLA_DECODE_WAVES
+#define MLA_DECODE_WAVES 3
+#endif
+#ifndef MLA_DECODE_MIN_CHUNK
+#define MLA_DECODE_MIN_CHUNK 64
+#endif
+
+namespace {
+
+constexpr int kHeads = (int)KS_NUM_QO_HEADS;
+constexpr int kCkv = (int)KS_HEAD_DIM_CKV;
+constexpr int kKpe = (int)KS_HEAD_DIM_KPE;
+static_assert(kHeads == 16 && kCkv == 512 && kKpe == 64, "the mma tiling assumes 16 heads, 512 + 64 dims");
+static_assert(KS_PAGE_SIZE == 1, "one token per page");
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTile = 32; // tokens per tile: 8 threads copy each row
+constexpr int kStages = MLA_DECODE_STAGES;
+static_assert(kStages >= 2 && kStages <= 5, "ring of 2 to 5 stages (shared memory)");
+constexpr int kCkvChunks = kCkv / 8; // 16-byte chunks per latent row (64)
+constexpr int kKpeChunks = kKpe / 8; // 8
+constexpr int kQuarterSteps = (kCkv + kKpe) / 16 / 4; // k-steps of 16 dims per dim quarter (9)
+constexpr int kDimsPerWarp = kCkv / kWarps; // P.V output dims per warp (64)
+constexpr int kMinChunk = MLA_DECODE_MIN_CHUNK; // shorter runs cost more than they spread
+constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr size_t kClaimBytes = 256; // the run counter at the start of the workspace
+
+// Shared memory, bytes from the start of the dynamic buffer.
+constexpr int kCkvTileBytes = kTile * kCkv * 2;
+constexpr int kStageBytes = kTile * (kCkv + kKpe) * 2;
+constexpr int kSStride = kTile + 8; // floats per row of a logit quarter (padded)
+constexpr int kPStride = 5; // 16-byte chunks per P row: 4 used, 1 pad
+constexpr int kOffS = kStages * kStageBytes; // float [4][kHeads][kSStride]
+constexpr int kOffP = kOffS + 4 * kHeads * kSStride * 4; // bf16 [kHeads][kPStride * 8]
+constexpr int kOffCorr = kOffP + kHeads * kPStride * 16; // float [kHeads]
+constexpr int kOffM = kOffCorr + kHeads * 4; // float [kHeads]
+constexpr int kOffL = kOffM + kHeads * 4; // float [kHeads]
+constexpr int kSmemBytes = kOffL + kHeads * 4;
+static_assert(kSmemBytes <= 227 * 1024, "over the sm_90 shared memory per block");
+
+// ------------------------------------------------------------------ PTX wrappers
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template<int kPending> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4])
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t (&r)[4])
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// c += a.b for one m16n8k16 tile (bf16 in, fp32 accumulate).
+__device__ __forceinline__ void mma_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled array of rows of `row_chunks`
+// chunks (a multiple of 8).
+__device__ __forceinline__ uint32_t swz(int row, int chunk, int row_chunks)
+{
+    return (uint32_t)((row * row_chunks + (chunk ^ (row & 7))) << 4);
+}
+
+// (m, l) of two softmax partial states in base 2; an empty state is (-inf, 0).
+__device__ __forceinline__ void merge_state(float& m, float& l, float m2, float l2)
+{
+    const float mn = fmaxf(m, m2);
+    if (mn == -CUDART_INF_F)
+        return;
+    l = l * exp2f(m - mn) + l2 * exp2f(m2 - mn);
+    m = mn;
+}
+
+// How many of the sorted indptr[0 .. n) are <= x (strict: < x), by a 32-way search that one
+// warp runs: the answer is kept in [lo, lo + len].
+__device__ int warp_count_le(const int32_t* __restrict__ indptr, int n, int x, bool strict)
+{
+    const int lane = threadIdx.x & 31;
+    int lo = 0, len = n;
+    while (len > 0) {
+        const int step = (len + 31) / 32;
+        const bool in = lane * step < len;
+        const int v = in ? __ldg(indptr + lo + lane * step) : INT_MAX;
+        const bool below = in && (strict ? v < x : v <= x);
+        const int k = __popc(__ballot_sync(0xffffffffu, below)); // probes below x: a prefix
+        if (k == 0)
+            return lo;
+        const int hi = min(lo + k * step, lo + len);
+        lo += (k - 1) * step + 1;
+        len = hi - lo;
+    }
+    return lo;
+}
+
+// The run's walk over its tokens: the request b it is in, the position, and the segment (the
+// run's part of request b).  Every thread keeps its own copy; all copies move in step.
+struct Cursor {
+    int b, pos, seg_begin, seg_end, req_begin, req_end;
+
+    __device__ int tile_len() const { return min(kTile, seg_end - pos); }
+
+    __device__ void start(const int32_t* __restrict__ indptr, int b0, int begin, int end)
+    {
+        b = b0;
+        pos = seg_begin = begin;
+        req_begin = __ldg(indptr + b);
+        req_end = __ldg(indptr + b + 1);
+        seg_end = min(req_end, end);
+    }
+
+    __device__ void advance(const int32_t* __restrict__ indptr, int end)
+    {
+        pos += tile_len();
+        if (pos == seg_end && pos < end) {
+            do {
+                ++b;
+                req_begin = req_end;
+                req_end = __ldg(indptr + b + 1);
+            } while (req_end <= pos); // empty requests
+            seg_begin = pos;
+            seg_end = min(req_end, end);
+        }
+    }
+};
+
+// ------------------------------------------------------------------ main kernel
+
+__global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
+    KsArgs a, float* __restrict__ partials, int* __restrict__ claims, int chunk, int runs)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    __shared__ int run_log[8]; // the runs this CTA takes, in order (entry k % 8)
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, t = lane & 3; // mma groupID / threadID_in_group
+    const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;
+    const int first_runs = gridDim.x;
+    auto claim = [&] { return runs > first_runs ? first_runs + atomicAdd(claims, 1) : runs; };
+    // Empty requests whose position falls in run r (the last run also takes those at the end).
+    auto write_empty = [&](int r) {
+        const int begin = min(r * chunk, tokens), end = min(begin + chunk, tokens);
+        int b = warp_count_le(a.kv_indptr, batch, begin, true) + warp;
+        for (; b < batch; b += kWarps) {
+            const int lo = __ldg(a.kv_indptr + b);
+            if (lo >= end && !(r == runs - 1 && lo == end))
+                break;
+            if (__ldg(a.kv_indptr + b + 1) != lo)
+                continue;
+            uint4* out = reinterpret_cast<uint4*>(a.output + (int64_t)b * kHeads * kCkv);
+            for (int i = lane; i < kHeads * kCkv / 8; i += 32)
+                out[i] = make_uint4(0, 0, 0, 0);
+            if (lane < kHeads)
+                a.lse[(int64_t)b * kHeads + lane] = -CUDART_INF_F;
+        }
+    };
+    // Puts cursor c at the start of run r; false when r is past the last run.
+    auto start_run = [&](Cursor& c, int r, int& end) {
+        if (r >= runs)
+            return false;
+        const int begin = min(r * chunk, tokens);
+        end = min(begin + chunk, tokens);
+        if (begin >= end)
+            return false;
+        c.start(a.kv_indptr, warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1, begin, end);
+        return true;
+    };
+    const int run0 = blockIdx.x;
+    if (tid == 0) {
+        run_log[0] = run0;
+        run_log[1] = claim();
+    }
+    write_empty(run0);
+    __syncthreads();
+
+    const uint32_t stage_smem = smem_u32(smem);
+    float* s_part = reinterpret_cast<float*>(smem + kOffS);
+    float* s_corr = reinterpret_cast<float*>(smem + kOffCorr);
+    float* s_m = reinterpret_cast<float*>(smem + kOffM);
+    float* s_l = reinterpret_cast<float*>(smem + kOffL);
+    const uint32_t p_smem = stage_smem + kOffP;
+
+    Cursor issue, comp;
+    int issue_k = 0, issue_end = 0, issue_run = run0;
+    bool issuing = start_run(issue, run0, issue_end);
+    if (!issuing)
+        return;
+    int comp_k = 0, comp_end = issue_end, run = run0;
+    comp = issue;
+    auto next_issue_run = [&] {
+        if (issue.pos < issue_end)
+            return;
+        if (issue_run == runs - 1) {
+            issuing = false;
+            return;
+        }
+        ++issue_k;
+        issue_run = run_log[issue_k & 7];
+        issuing = start_run(issue, issue_run, issue_end);
+        if (issuing) {
+            if (tid == 0)
+                run_log[(issue_k + 1) & 7] = claim();
+            write_empty(issue_run);
+        }
+    };
+
+    // Copies: thread tid moves chunks (tid & 7) + 8 k of latent row tid >> 3, and RoPE chunk
+    // tid & 7 of that row.  Rows past the segment's end repeat its last token, so that every
+    // stage holds finite values (their logits are masked, their P is 0).
+    const int crow = tid >> 3, csub = tid & 7;
+    auto page_of = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
+    auto issue_tile = [&](int stage, int page) {
+        const uint32_t dst = stage_smem + stage * kStageBytes;
+        const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
+#pragma unroll
+        for (int k = 0; k < kCkvChunks / 8; ++k)
+            cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
+        cp_async_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
+    };
+
+    // Prologue: tiles 0 .. kStages - 2 in flight, the page of tile kStages - 1 on its way.
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+        if (issuing) {
+            issue_tile(s, page_of(issue));
+            issue.advance(a.kv_indptr, issue_end);
+            next_issue_run();
+        }
+        cp_async_commit();
+    }
+    int next_page = issuing ? page_of(issue) : 0;
+
+    const float scale_log2 = a.sm_scale * kLog2e;
+    const int dg = warp & 3, th = warp >> 2; // Q.K: dim quarter, token half
+    const int sh = tid >> 4, stp = tid & 15; // softmax: head, token pair
+    const int mrow = lane & 7, mat = lane >> 3;
+    uint32_t qa[kQuarterSteps][4];
+    float o[kDimsPerWarp / 8][4];
+    float run_m = -CUDART_INF_F, run_l = 0.0f; // softmax owner's state of head sh
+
+    for (int j = 0;; ++j) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads(); // tile j is visible; every warp is done with tile j - 1
+        if (issuing) {
+            issue_tile((j + kStages - 1) % kStages, next_page);
+            issue.advance(a.kv_indptr, issue_end);
+            next_issue_run();
+            if (issuing)
+                next_page = page_of(issue);
+        }
+        cp_async_commit();
+
+        const int n = comp.tile_len();
+        const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
+        if (first) {
+            // This request's quarter of Q, as mma A fragments (rows g, g + 8).
+            const int64_t row0 = (int64_t)comp.b * kHeads + g;
+#pragma unroll
+            for (int ks = 0; ks < kQuarterSteps; ++ks) {
+                const int d = (dg * kQuarterSteps + ks) * 16 + 2 * t;
+                const ks_bf16_t* q = d < kCkv ? a.q_nope + row0 * kCkv + d : a.q_pe + row0 * kKpe + (d - kCkv);
+                const int64_t row8 = d < kCkv ? 8 * kCkv : 8 * kKpe;
+                qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q));
+                qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + row8));
+                qa[ks][2] = __ldg(reinterpret_cast<const unsigned int*>(q + 8));
+                qa[ks][3] = __ldg(reinterpret_cast<const unsigned int*>(q + row8 + 8));
+            }
+#pragma unroll
+            for (int i = 0; i < kDimsPerWarp / 8; ++i)
+                o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+            run_m = -CUDART_INF_F;
+            run_l = 0.0f;
+        }
+
+        const uint32_t tile = stage_smem + (j % kStages) * kStageBytes;
+        // Q.K^T over this warp's quarter for tokens 16 th .. 16 th + 15 (two n8 tiles).
+        {
+            float s[2][4] = {};
+            const int krow = 16 * th + (mat >> 1) * 8 + mrow;
+#pragma unroll
+            for (int ks = 0; ks < kQuarterSteps; ++ks) {
+                const int c = (dg * kQuarterSteps + ks) * 2 + (mat & 1);
+                uint32_t b[4];
+                ldmatrix_x4(c < kCkvChunks ? tile + swz(krow, c, kCkvChunks)
+                                           : tile + kCkvTileBytes + swz(krow, c - kCkvChunks, kKpeChunks),
+                    b);
+                mma_16816(s[0], qa[ks], b[0], b[1]);
+                mma_16816(s[1], qa[ks], b[2], b[3]);
+            }
+            float* part = s_part + dg * kHeads * kSStride;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int tok = 16 * th + 8 * h + 2 * t;
+                *reinterpret_cast<float2*>(part + g * kSStride + tok) = make_float2(s[h][0], s[h][1]);
+                *reinterpret_cast<float2*>(part + (g + 8) * kSStride + tok) = make_float2(s[h][2], s[h][3]);
+            }
+        }
+        __syncthreads();
+
+        // Softmax: half-warp per head, two tokens per thread.
+        {
+            float2 x = make_float2(0.0f, 0.0f);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float2 v = *reinterpret_cast<const float2*>(s_part + (q * kHeads + sh) * kSStride + 2 * stp);
+                x.x += v.x;
+                x.y += v.y;
+            }
+            x.x = 2 * stp < n ? x.x * scale_log2 : -CUDART_INF_F;
+            x.y = 2 * stp + 1 < n ? x.y * scale_log2 : -CUDART_INF_F;
+            float mx = fmaxf(x.x, x.y);
+#pragma unroll
+            for (int off = 8; off > 0; off >>= 1)
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            const float m_new = fmaxf(run_m, mx); // finite: a tile has at least one token
+            const float corr = exp2f(run_m - m_new);
+            const float p0 = exp2f(x.x - m_new), p1 = exp2f(x.y - m_new);
+            run_m = m_new;
+            run_l = run_l * corr + p0 + p1;
+            *reinterpret_cast<uint32_t*>(smem + kOffP + sh * kPStride * 16 + stp * 4) = pack_bf16x2(p0, p1);
+            if (stp == 0)
+                s_corr[sh] = corr;
+            if (last) {
+                float l = run_l;
+#pragma unroll
+                for (int off = 8; off > 0; off >>= 1)
+                    l += __shfl_xor_sync(0xffffffffu, l, off);
+                if (stp == 0) {
+                    s_m[sh] = run_m;
+                    s_l[sh] = l;
+                }
+            }
+        }
+        __syncthreads();
+
+        // O[:, this warp's 64 dims] = O * corr + P.V over the tile's 32 tokens.
+        {
+            const float c_lo = s_corr[g], c_hi = s_corr[g + 8];
+#pragma unroll
+            for (int i = 0; i < kDimsPerWarp / 8; ++i) {
+                o[i][0] *= c_lo;
+                o[i][1] *= c_lo;
+                o[i][2] *= c_hi;
+                o[i][3] *= c_hi;
+            }
+#pragma unroll
+            for (int kk = 0; kk < kTile / 16; ++kk) {
+                uint32_t pa[4];
+                ldmatrix_x4(p_smem + (lane & 15) * kPStride * 16 + (2 * kk + (lane >> 4)) * 16, pa);
+                const int vrow = 16 * kk + (mat & 1) * 8 + mrow;
+#pragma unroll
+                for (int i = 0; i < kDimsPerWarp / 8; i += 2) {
+                    uint32_t b[4];
+                    ldmatrix_x4_trans(tile + swz(vrow, warp * (kDimsPerWarp / 8) + i + (mat >> 1), kCkvChunks), b);
+                    mma_16816(o[i], pa, b[0], b[1]);
+                    mma_16816(o[i + 1], pa, b[2], b[3]);
+                }
+            }
+        }
+
+        if (last) {
+            const float m_lo = s_m[g], m_hi = s_m[g + 8], l_lo = s_l[g], l_hi = s_l[g + 8];
+            const int dim0 = warp * kDimsPerWarp + 2 * t;
+            const int64_t head0 = (int64_t)comp.b * kHeads;
+            const bool whole = comp.req_begin / chunk == (comp.req_end - 1) / chunk;
+            if (whole) {
+                const float inv_lo = 1.0f / l_lo, inv_hi = 1.0f / l_hi; // l >= 1: the max term is 2^0
+                ks_bf16_t* out_lo = a.output + (head0 + g) * kCkv + dim0;
+                ks_bf16_t* out_hi = a.output + (head0 + g + 8) * kCkv + dim0;
+#pragma unroll
+                for (int i = 0; i < kDimsPerWarp / 8; ++i) {
+                    *reinterpret_cast<uint32_t*>(out_lo + 8 * i) = pack_bf16x2(o[i][0] * inv_lo, o[i][1] * inv_lo);
+                    *reinterpret_cast<uint32_t*>(out_hi + 8 * i) = pack_bf16x2(o[i][2] * inv_hi, o[i][3] * inv_hi);
+                }
+                if (warp == 0 && t == 0) {
+                    a.lse[head0 + g] = m_lo + log2f(l_lo);
+                    a.lse[head0 + g + 8] = m_hi + log2f(l_hi);
+                }
+            } else {
+                const int64_t slot = (int64_t)comp.b + run;
+                float* part_lo = partials + (slot * kHeads + g) * kPartialStride;
+                float* part_hi = part_lo + 8 * kPartialStride;
+#pragma unroll
+                for (int i = 0; i < kDimsPerWarp / 8; ++i) {
+                    *reinterpret_cast<float2*>(part_lo + dim0 + 8 * i) = make_float2(o[i][0], o[i][1]);
+                    *reinterpret_cast<float2*>(part_hi + dim0 + 8 * i) = make_float2(o[i][2], o[i][3]);
+                }
+                if (warp == 0 && t == 0) {
+                    part_lo[kCkv] = m_lo;
+                    part_lo[kCkv + 1] = l_lo;
+                    part_hi[kCkv] = m_hi;
+                    part_hi[kCkv + 1] = l_hi;
+                }
+            }
+        }
+        comp.advance(a.kv_indptr, comp_end);
+        if (comp.pos >= comp_end) { // the run is done: on to the next the log names, if any
+            if (run == runs - 1)
+                break;
+            ++comp_k;
+            run = run_log[comp_k & 7];
+            if (!start_run(comp, run, comp_end))
+                break;
+        }
+    }
+    cp_async_wait<0>();
+}
+
+// ------------------------------------------------------------------ combine kernel
+
+// One block per (request, head); thread i merges dims 4i .. 4i+3 over the runs the request spans.
+__global__ void __launch_bounds__(kCkv / 4) mla_decode_combine_kernel(const int32_t* __restrict__ indptr,
+    const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
+{
+    // Launched as a programmatic dependent of the main kernel (its launch overlaps the main
+    // kernel's tail); wait here until the main kernel's writes are visible.
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    const int b = blockIdx.x / kHeads, h = blockIdx.x % kHeads;
+    const int lo = __ldg(indptr + b), hi = __ldg(indptr + b + 1);
+    if (hi == lo)
+        return;
+    const int first = lo / chunk, count = (hi - 1) / chunk - first + 1;
+    if (count <= 1)
+        return; // written by the main kernel
+    constexpr int64_t kSlotFloats = (int64_t)kHeads * kPartialStride;
+    const float* part = partials + ((int64_t)(b + first) * kHeads + h) * kPartialStride;
+
+    const int lane = threadIdx.x & 31;
+    float m = -CUDART_INF_F, l = 0.0f;
+    for (int i = lane; i < count; i += 32)
+        merge_state(m, l, __ldg(part + i * kSlotFloats + kCkv), __ldg(part + i * kSlotFloats + kCkv + 1));
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
+        const float l2 = __shfl_xor_sync(0xffffffffu, l, offset);
+        merge_state(m, l, m2, l2);
+    }
+    const int d = 4 * threadIdx.x;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int i = 0; i < count; ++i) {
+        const float w = exp2f(__ldg(part + i * kSlotFloats + kCkv) - m);
+        const float4 v = __ldg(reinterpret_cast<const float4*>(part + i * kSlotFloats + d));
+        acc.x += w * v.x;
+        acc.y += w * v.y;
+        acc.z += w * v.z;
+        acc.w += w * v.w;
+    }
+    const float inv = 1.0f / l;
+    uint2 packed;
+    packed.x = pack_bf16x2(acc.x * inv, acc.y * inv);
+    packed.y = pack_bf16x2(acc.z * inv, acc.w * inv);
+    *reinterpret_cast<uint2*>(output + ((int64_t)b * kHeads + h) * kCkv + d) = packed;
+    if (threadIdx.x == 0)
+        lse[(int64_t)b * kHeads + h] = m + log2f(l);
+}
+
+bool aligned(const void* p, uintptr_t bytes)
+{
+    return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
+
+} // namespace
+
+extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t stream)
+{
+    if (!args || args->batch_size < 0 || args->len_indptr != args->batch_size + 1 || args->num_kv_indices < 0
+        || args->num_kv_indices > INT_MAX / 2)
+        return (int)cudaErrorInvalidValue;
+    const int64_t batch = args->batch_size, tokens = args->num_kv_indices;
+    if (batch == 0)
+        return 0;
+    if (!args->q_nope || !args->q_pe || !args->ckv_cache || !args->kpe_cache || !args->kv_indptr || !args->output
+        || !args->lse || (tokens > 0 && !args->kv_indices))
+        return (int)cudaErrorInvalidValue;
+    if (batch > INT_MAX / kHeads)
+        return (int)cudaErrorInvalidValue;
+    // 16-byte rows for cp.async; 4-byte Q pairs; 16-byte stores of empty outputs.
+    if (!aligned(args->ckv_cache, 16) || !aligned(args->kpe_cache, 16) || !aligned(args->q_nope, 4)
+        || !aligned(args->q_pe, 4) || !aligned(args->output, 16))
+        return (int)cudaErrorMisalignedAddress;
+
+    static int resident = 0; // CTAs of the main kernel that fit on the GPU at once
+    if (resident == 0) {
+        int device = 0, sms = 0, per_sm = 0;
+        cudaError_t err = cudaGetDevice(&device);
+        if (err == cudaSuccess)
+            err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(mla_decode_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mla_decode_kernel, kThreads, kSmemBytes);
+        if (err != cudaSuccess)
+            return (int)err;
+        resident = sms * (per_sm > 0 ? per_sm : 1);
+    }
+
+    // Runs: one wave of equal runs, never shorter than kMinChunk, and never more than the
+    // workspace has slots for (a split request's segments use slots request + run, at most
+    // batch + runs - 1 of them).  Without room for one extra slot nothing is split.
+    const int64_t capacity = workspace && workspace_bytes > kClaimBytes
+        ? (int64_t)((workspace_bytes - kClaimBytes) / ((size_t)kHeads * kPartialStride * sizeof(float)))
+        : 0;
+    int64_t max_runs = capacity - batch + 1;
+    if (max_runs > MLA_DECODE_WAVES * resident)
+        max_runs = MLA_DECODE_WAVES * resident;
+    if (max_runs < 1)
+        max_runs = 1;
+    int64_t chunk = (tokens + max_runs - 1) / max_runs;
+    if (chunk < kMinChunk)
+        chunk = kMinChunk;
+    if (max_runs == 1 || chunk >= tokens)
+        chunk = tokens > 0 ? tokens : 1;
+    const int64_t runs = tokens > 0 ? (tokens + chunk - 1) / chunk : 1;
+
+    int* claims = static_cast<int*>(workspace);
+    float* partials = workspace ? reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + kClaimBytes) : nullptr;
+    const int64_t first_runs = runs < resident ? runs : resident;
+    cudaError_t err = cudaSuccess;
+    if (runs > first_runs)
+        err = cudaMemsetAsync(claims, 0, sizeof(int), stream);
+    if (err != cudaSuccess)
+        return (int)err;
+    mla_decode_kernel<<<(unsigned)first_runs, kThreads, kSmemBytes, stream>>>(*args, partials, claims, (int)chunk, (int)runs);
+    err = cudaGetLastError();
+    if (err == cudaSuccess && runs > 1) {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3((unsigned)(batch * kHeads));
+        config.blockDim = dim3(kCkv / 4);
+        config.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attr;
+        config.numAttrs = 1;
+        err = cudaLaunchKernelEx(&config, mla_decode_combine_kernel, (const int32_t*)args->kv_indptr,
+            (const float*)partials, args->output, args->lse, (int)chunk);
+    }
+    return (int)err;
+}
