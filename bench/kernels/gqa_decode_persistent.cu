@@ -244,7 +244,6 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(
     const int run0 = blockIdx.x / kKvHeads;
     if (tid == 0) {
         run_log[0] = run0;
-        run_log[1] = claim();
     }
     write_empty(run0);
     __syncthreads();
@@ -256,6 +255,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(
     if (!issuing)
         return;
     int comp_k = 0, comp_end = issue_end, run = run0;
+    bool claimed = false; // whether the run after the issuing one has been claimed
     comp = issue;
     // Moves the copying side into its next run when the current one is done: the log entry was
     // written at least one barrier ago (runs but the last have two tiles or more), and the last
@@ -269,11 +269,19 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(
         }
         ++issue_k;
         issue_run = run_log[issue_k & 3];
+        claimed = false;
         issuing = start_run(issue, issue_run, issue_end);
-        if (issuing) {
+        if (issuing)
+            write_empty(issue_run);
+    };
+    // Claims the run after the current one once at most a tile of it is left to issue: late, so
+    // that the runs go to the CTAs that finish first, yet at least one barrier before the log
+    // entry is read (when the current run's last tile has been issued).
+    auto maybe_claim = [&] {
+        if (issuing && !claimed && issue_end - issue.pos <= kTile) {
+            claimed = true;
             if (tid == 0)
                 run_log[(issue_k + 1) & 3] = claim();
-            write_empty(issue_run);
         }
     };
 
@@ -305,12 +313,14 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(
     };
 
     static_assert(kStages == 2, "one tile ahead: the log's barrier argument counts on it");
+    maybe_claim();
+    __syncthreads(); // a claim made here may be read below
     load_pages(issue);
     issue_tile(0);
     issue.advance(a.kv_indptr, issue_end);
     cp_async_commit();
-    __syncthreads(); // run_log[1] may be read below
     next_issue_run();
+    maybe_claim();
     if (issuing)
         load_pages(issue);
 
@@ -341,6 +351,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(
             issue_tile((j + kStages - 1) % kStages);
             issue.advance(a.kv_indptr, issue_end);
             next_issue_run();
+            maybe_claim();
             if (issuing)
                 load_pages(issue);
         }

@@ -2,8 +2,8 @@
 // persistent CTAs, as bench/kernels/gqa_decode_persistent.cu does for GQA (its header says why):
 // MLA_DECODE_WAVES (default 3) times as many runs as resident CTAs, CTA i starts on run i and
 // claims the rest from a counter in the workspace, its ring running on from run to run.  The
-// ring is three tiles ahead; every run but the last has two tiles or more, so the prologue never
-// moves past the second run, and a log entry is read at least one barrier after it is written.
+// prologue has a barrier after each of its tiles, so a log entry is read at least one barrier
+// after it is written whatever the ring depth or run length.
 // Lab: `bash bench/kernel_lab.sh build mla_paged_decode_h16_ckv512_kpe64_ps1
 // base=tasks/mla_paged_decode_h16_ckv512_kpe64_ps1/baseline.cu p1=THIS@-DMLA_DECODE_WAVES=1
 // p2=THIS@-DMLA_DECODE_WAVES=2 p3=THIS` here, `bash bench/kernel_lab.sh run
@@ -250,7 +250,6 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
     const int run0 = blockIdx.x;
     if (tid == 0) {
         run_log[0] = run0;
-        run_log[1] = claim();
     }
     write_empty(run0);
     __syncthreads();
@@ -268,6 +267,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
     if (!issuing)
         return;
     int comp_k = 0, comp_end = issue_end, run = run0;
+    bool claimed = false; // whether the run after the issuing one has been claimed
     comp = issue;
     auto next_issue_run = [&] {
         if (issue.pos < issue_end)
@@ -278,11 +278,19 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
         }
         ++issue_k;
         issue_run = run_log[issue_k & 7];
+        claimed = false;
         issuing = start_run(issue, issue_run, issue_end);
-        if (issuing) {
+        if (issuing)
+            write_empty(issue_run);
+    };
+    // Claims the run after the current one once at most a tile of it is left to issue: late, so
+    // that the runs go to the CTAs that finish first, yet at least one barrier before the log
+    // entry is read (when the current run's last tile has been issued).
+    auto maybe_claim = [&] {
+        if (issuing && !claimed && issue_end - issue.pos <= kTile) {
+            claimed = true;
             if (tid == 0)
                 run_log[(issue_k + 1) & 7] = claim();
-            write_empty(issue_run);
         }
     };
 
@@ -303,6 +311,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
     // Prologue: tiles 0 .. kStages - 2 in flight, the page of tile kStages - 1 on its way.
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
+        maybe_claim();
+        __syncthreads(); // a claim made here is read at the earliest after the next tile
         if (issuing) {
             issue_tile(s, page_of(issue));
             issue.advance(a.kv_indptr, issue_end);
@@ -310,6 +320,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
         }
         cp_async_commit();
     }
+    maybe_claim(); // read at the earliest after the loop's first barrier
     int next_page = issuing ? page_of(issue) : 0;
 
     const float scale_log2 = a.sm_scale * kLog2e;
@@ -327,6 +338,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(
             issue_tile((j + kStages - 1) % kStages, next_page);
             issue.advance(a.kv_indptr, issue_end);
             next_issue_run();
+            maybe_claim();
             if (issuing)
                 next_page = page_of(issue);
         }
