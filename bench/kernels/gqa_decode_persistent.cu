@@ -5,8 +5,8 @@
 // GQA_DECODE_WAVES (default 3) times as many runs as there are resident CTAs, each CTA starts
 // on run blockIdx.x / 4 of its KV head and claims further runs of that head from a counter in
 // the workspace, and its cp.async ring runs on from one run into the next.  The claimed runs
-// pass through a four-entry log in shared memory: the copying side reads an entry at least one
-// barrier after it was written, because every run but the last has two tiles or more.
+// pass through a four-entry log in shared memory: a CTA claims its next run once at most a tile
+// of the current one is left to issue, so the entry is read at least one barrier later.
 // Lab: `bash bench/kernel_lab.sh build gqa_paged_decode_h32_kv4_d128_ps1
 // base=tasks/gqa_paged_decode_h32_kv4_d128_ps1/baseline.cu p1=THIS@-DGQA_DECODE_WAVES=1
 // p2=THIS@-DGQA_DECODE_WAVES=2 p3=THIS` here, `LAB_ARGS=--torch bash bench/kernel_lab.sh run
