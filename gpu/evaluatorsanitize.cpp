@@ -104,7 +104,8 @@ void Evaluator::runSanitized(const fs::path& library)
     job.timeout = m_settings.runTimeout.count() > 0 ? m_settings.runTimeout : std::chrono::minutes(10);
     if (m_sanitizeConfined)
         job.timeout = std::min<std::chrono::milliseconds>(job.timeout, std::chrono::minutes(3));
-    double queued = 0.0, exitWait = 0.0; // a sanitizer run's phases are its own: not reported
+    double queued = 0.0; // a sanitizer run's phases are its own: not reported
+    double exitWait = 0.0;
     const RunnerJobResult run = evaluatordetail::runOnDevice(job, queued, exitWait);
     SanitizerReport report = readSanitizerOutput(*m_sanitizeWith, run.process);
     report.workload = job.calls[0].id;
