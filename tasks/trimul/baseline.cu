@@ -192,15 +192,24 @@ __device__ __forceinline__ void load_panel(uint32_t dst, const f16* m, int64_t c
 
 // Writes `channels` staged channels of 128 rows to planes [b, h, p] (p = row mod nn): 16-byte
 // stores where eight rows are contiguous in one plane, single elements elsewhere.
-__device__ void store_staged(const unsigned char* stage, int channels, f16* plane, int h0, int64_t row0, int64_t rows, int64_t nn)
+// `tid` of `threads` threads share the work.  With image_n (n, a multiple of 128) every plane is
+// written as the panel images of its n x n matrix [i][k] instead (image_off), for the bulk-copy
+// contraction.
+__device__ __forceinline__ int64_t image_off(int64_t row, int k, int steps);
+__device__ void store_staged(const unsigned char* stage, int channels, f16* plane, int h0, int64_t row0, int64_t rows, int64_t nn,
+                             int tid = threadIdx.x, int threads = kThreads, int image_n = 0)
 {
-    for (int e = threadIdx.x; e < channels * 16; e += kThreads) {
+    for (int e = tid; e < channels * 16; e += threads) {
         const int h = e >> 4, g = e & 15;
         const uint4 v = *reinterpret_cast<const uint4*>(stage + stage_off(h, g));
         const int64_t row = row0 + g * 8;
         if (row >= rows) continue;
         const int64_t b = row / nn, p = row - b * nn;
-        if (nn % 8 == 0 && row + 7 < rows) {
+        if (image_n > 0) {  // rows is a multiple of 128 here, and p .. p + 7 share i
+            const int64_t i = p / image_n;
+            unsigned char* m = reinterpret_cast<unsigned char*>(plane + (b * kHidden + h0 + h) * nn);
+            *reinterpret_cast<uint4*>(m + image_off(i, (int)(p - i * image_n), image_n / kPanel)) = v;
+        } else if (nn % 8 == 0 && row + 7 < rows) {
             *reinterpret_cast<uint4*>(plane + (b * kHidden + h0 + h) * nn + p) = v;
         } else {
             const f16* x = reinterpret_cast<const f16*>(&v);
@@ -210,6 +219,14 @@ __device__ void store_staged(const unsigned char* stage, int channels, f16* plan
             }
         }
     }
+}
+
+// Panel images: a matrix of `steps` 64-wide k panels stored as 16 KB blocks [128-row tile][k
+// panel], each byte for byte the swizzled shared panel, so that one bulk copy loads a panel.
+// Byte offset of element (row, k).
+__device__ __forceinline__ int64_t image_off(int64_t row, int k, int steps)
+{
+    return ((row >> 7) * steps + (k >> 6)) * kPanelBytes + swz((int)(row & (kTile - 1)), (k & (kPanel - 1)) >> 3) + (k & 7) * 2;
 }
 
 __device__ __forceinline__ void stage_put(unsigned char* stage, int h, int r, float v)
@@ -222,7 +239,8 @@ __device__ __forceinline__ void stage_put(unsigned char* stage, int h, int r, fl
 // wp: [640][cp]; row n < 512 is projection (n / 256: left, right) group (n % 256) / 32, whose
 // first 16 rows are projection channels 16 g .. 16 g + 15 and last 16 their gates; rows 512 ..
 // 639 are the output gate.  wo: [c128][128], to_out padded with zero rows.
-__global__ void prep_weights(KsArgs a, f16* wp, f16* wo, int cp, int c128)
+// With `image`, wp is written as panel images (image_off) for the ping-pong projection.
+__global__ void prep_weights(KsArgs a, f16* wp, f16* wo, int cp, int c128, bool image)
 {
     const int dim = (int)a.dim;
     const int64_t total_p = (int64_t)kProjCols * cp, total = total_p + (int64_t)c128 * kHidden;
@@ -237,7 +255,11 @@ __global__ void prep_weights(KsArgs a, f16* wp, f16* wo, int cp, int c128)
                 h = within / 32 * 16 + (w & 15);
                 src = right ? (gate ? a.right_gate : a.right_proj) : (gate ? a.left_gate : a.left_proj);
             }
-            wp[e] = __float2half_rn(c < dim ? src[h * dim + c] : 0.0f);
+            const f16 v = __float2half_rn(c < dim ? src[h * dim + c] : 0.0f);
+            if (image)
+                *reinterpret_cast<f16*>(reinterpret_cast<unsigned char*>(wp) + image_off(n, c, cp / kPanel)) = v;
+            else
+                wp[e] = v;
         } else {
             const int64_t f = e - total_p;
             const int n = (int)(f / kHidden), k = (int)(f % kHidden);
@@ -298,7 +320,8 @@ __global__ void __launch_bounds__(kThreads) ln_kernel(KsArgs a, f16* xn, int cp)
 #ifndef TRIMUL_LN_VEC
 #define TRIMUL_LN_VEC 1
 #endif
-template <int kVec4, int kRowsPerWarp>
+// kImage: xn as panel images (image_off) for the ping-pong projection, else row-major.
+template <int kVec4, int kRowsPerWarp, bool kImage>
 __global__ void __launch_bounds__(kThreads) ln_vec_kernel(KsArgs a, f16* xn)
 {
     constexpr int kDim = 128 * kVec4;
@@ -342,7 +365,10 @@ __global__ void __launch_bounds__(kThreads) ln_vec_kernel(KsArgs a, f16* xn)
             uint2 packed;
             packed.x = *reinterpret_cast<const uint32_t*>(&lo);
             packed.y = *reinterpret_cast<const uint32_t*>(&hi);
-            reinterpret_cast<uint2*>(xn + row * kDim)[lane + 32 * t] = packed;
+            if constexpr (kImage)
+                *reinterpret_cast<uint2*>(reinterpret_cast<unsigned char*>(xn) + image_off(row, 4 * (lane + 32 * t), kDim / kPanel)) = packed;
+            else
+                reinterpret_cast<uint2*>(xn + row * kDim)[lane + 32 * t] = packed;
         }
     }
 }
@@ -403,6 +429,257 @@ __global__ void __launch_bounds__(kThreads, 2) project_gemm_kernel(KsArgs a, con
         for (int idx = 0; idx < 64; ++idx) stage_put(stage, acc_col(idx), acc_row(idx), sigmoidf(acc[idx]));
         __syncthreads();
         store_staged(stage, kHidden, gate, 0, row0, rows, nn);
+    }
+}
+
+// ------------------------------------------------------------------ 1b. projections, ping-pong
+
+// The pipelined GEMM above streams both operands from L2 for every 128 x 128 tile, 32 KB per 2
+// MFLOP, and L2 cannot feed that at the tensor cores' rate; two CTAs an SM hide its epilogue.
+// With TRIMUL_PROJ_PP a persistent CTA keeps a 128-row tile of the normalised input resident
+// and runs all five chunks over it (the rows are read once, not five times), the operands
+// arriving as whole panel images by bulk copy from one producer thread.  Its two consumer
+// warpgroups take turns: each computes a whole 128 x 128 chunk (two m64 chains) while the other
+// runs the previous chunk's epilogue, so the tensor cores wait on neither the epilogue nor the
+// one CTA an SM.  dim 128, 256 or 384 (cp = dim; the input LayerNorm writes the images).
+#ifndef TRIMUL_PROJ_PP
+#define TRIMUL_PROJ_PP 0
+#endif
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Returns once the phase of parity `parity` has completed (a fresh barrier counts parity 1 done).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    asm volatile(
+        "{\n.reg .pred done;\nretry:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra retry;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src),
+                 "r"(bytes), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void wg_barrier(int wg) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); }
+
+// One MUFU operation instead of two; its error (about 2^-11) is that of the fp16 planes.
+__device__ __forceinline__ float sigmoid_tanh(float v)
+{
+    float t;
+    asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(0.5f * v));
+    return fmaf(0.5f, t, 0.5f);
+}
+
+constexpr int kStageBytes = 64 * 2 * kTile;  // 64 channels of 128 rows
+// Two consumer warpgroups and a producer warpgroup (one thread of it works): registers are
+// handed over by whole warpgroups (setmaxnreg), 168 each at launch, then 232 / 232 / 40.
+constexpr int kPpThreads = 3 * 128;
+
+template <int kSteps> struct PpShape {
+    static_assert(kSteps == 2 || kSteps == 4 || kSteps == 6, "cp of 128, 256 or 384");
+    // A tile's A panels are refilled once its last chunk has read them; with one buffer that is
+    // (5 - 4) * kSteps panels before the first chunk of the next tile needs them, so the ring is
+    // no deeper than that (else the producer would wait on A and starve the ring).
+    static constexpr int kABufs = kSteps == 2 ? 2 : 1;
+    static constexpr int kRing = kSteps == 2 ? 6 : (kSteps == 4 ? 4 : 5);
+    static constexpr int kABytes = kABufs * kSteps * kPanelBytes;
+    static constexpr int kSmem = kABytes + kRing * kPanelBytes + 2 * kStageBytes + kAlignSlack;
+    static_assert((5 * kABufs - 4) * kSteps >= kRing, "the producer must not wait on A panels");
+};
+
+// The epilogue values of one warpgroup's half tile, as fp16 pairs: for a projection chunk the 32
+// gated projections of thread `tw` (the gate of column col sits at col + 16), else its 64 sigmoid
+// gates.  Packing first frees the accumulators before any shared-memory address is formed, which
+// keeps the epilogue within the 168 registers of a 384-thread CTA.
+template <bool kGated>
+__device__ __forceinline__ void pp_pack(const Acc& acc, const float keep[2], uint32_t* packed)
+{
+    int n = 0;
+#pragma unroll
+    for (int idx = 0; idx < 64; idx += 2) {
+        if (kGated && (idx >> 2) % 4 >= 2) continue;
+        __half2 h2;
+        if (kGated) {
+            const float k = keep[(idx >> 1) & 1];
+            h2 = __floats2half2_rn(acc[idx] * k * sigmoid_tanh(acc[idx + 8]), acc[idx + 1] * k * sigmoid_tanh(acc[idx + 9]));
+        } else {
+            h2 = __floats2half2_rn(sigmoid_tanh(acc[idx]), sigmoid_tanh(acc[idx + 1]));
+        }
+        packed[n++] = *reinterpret_cast<const uint32_t*>(&h2);
+    }
+}
+
+// Writes pp_pack's values of half tile kM (rows 64 kM ..) into the [channel][128 rows] staging
+// plane; for the gate chunk only the columns of `pass` (64 pass .. 64 pass + 63).  The address is
+// stage_off(h, r / 8) + (r % 8) * 2 split into this thread's part and a constant per element
+// (the swizzle's XOR falls on disjoint bits), so that the compiler keeps one base register
+// instead of hoisting 64 addresses out of the chunk loop.
+template <bool kGated, int kM>
+__device__ __forceinline__ void pp_stage(unsigned char* stage, const uint32_t* packed, int pass, int tw)
+{
+    const int w = tw >> 5, quad = tw & 3;
+    unsigned char* base = stage + 2 * quad * 256 + 32 * (w ^ quad) + 2 * ((tw & 31) >> 2);
+    int n = 0;
+#pragma unroll
+    for (int idx = 0; idx < 64; idx += 2) {
+        const int i = idx >> 2, hb = (idx >> 1) & 1;
+        if (kGated && i % 4 >= 2) continue;
+        const uint32_t v = packed[n++];
+        if (!kGated && i / 8 != pass) continue;
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int h = kGated ? 16 * (i / 4) + 8 * (i & 1) + e : 8 * (i - 8 * pass) + e;  // less this thread's 2 quad
+            const int off = h * 256 + 16 * (8 * (kM ^ (i & 1)) + (hb ^ e));
+            *reinterpret_cast<uint16_t*>(base + off) = (uint16_t)(e ? v >> 16 : v & 0xFFFFu);
+        }
+    }
+}
+
+template <int kSteps>
+__global__ void __launch_bounds__(kPpThreads, 1)
+    project_pp_kernel(KsArgs a, const unsigned char* xn_img, const unsigned char* wp_img, f16* left, f16* right, f16* gate, int lr_image_n)
+{
+    using Shape = PpShape<kSteps>;
+    constexpr int kABufs = Shape::kABufs, kRing = Shape::kRing, kAPanels = kABufs * kSteps;
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t bars[2 * kAPanels + 2 * kRing + 2];
+    unsigned char* smem = align1024(smem_raw);
+    unsigned char* ring = smem + Shape::kABytes;
+    const uint32_t full_a = smem_u32(bars), empty_a = full_a + 8 * kAPanels, full_b = empty_a + 8 * kAPanels,
+                   empty_b = full_b + 8 * kRing, turn = empty_b + 8 * kRing;
+    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, tiles = (rows + kTile - 1) / kTile;
+    const int my_tiles = (int)((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x);  // the grid has no more CTAs than tiles
+    if (threadIdx.x == 0) {
+        // Consumers release a slot from each of their four warps once its products are done.
+        for (int i = 0; i < kAPanels; ++i) {
+            mbar_init(full_a + 8 * i, 1);
+            mbar_init(empty_a + 8 * i, 4);
+        }
+        for (int i = 0; i < kRing; ++i) {
+            mbar_init(full_b + 8 * i, 1);
+            mbar_init(empty_b + 8 * i, 4);
+        }
+        mbar_init(turn, 4);
+        mbar_init(turn + 8, 4);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+    if (wg == 2) {  // the producer: tile j's A panels with its first chunk, then B panels in order
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x != 256) return;
+        int64_t idx = 0;
+        for (int j = 0; j < my_tiles; ++j) {
+            const int64_t tile = blockIdx.x + (int64_t)j * gridDim.x;
+            const int buf = j % kABufs;
+            const uint32_t use = (uint32_t)(j / kABufs) & 1;
+            for (int c = 0; c < 5; ++c) {
+                for (int t = 0; t < kSteps; ++t, ++idx) {
+                    if (c == 0) {
+                        const int p = buf * kSteps + t;
+                        mbar_wait(empty_a + 8 * p, use ^ 1);
+                        mbar_expect_tx(full_a + 8 * p, kPanelBytes);
+                        bulk_load(smem_u32(smem + p * kPanelBytes), xn_img + (tile * kSteps + t) * kPanelBytes, kPanelBytes, full_a + 8 * p);
+                    }
+                    const int slot = (int)(idx % kRing);
+                    mbar_wait(empty_b + 8 * slot, (uint32_t)((idx / kRing) & 1) ^ 1);
+                    mbar_expect_tx(full_b + 8 * slot, kPanelBytes);
+                    bulk_load(smem_u32(ring + slot * kPanelBytes), wp_img + (int64_t)(c * kSteps + t) * kPanelBytes, kPanelBytes,
+                              full_b + 8 * slot);
+                }
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int tw = threadIdx.x & 127;
+    const bool signal = (tw & 31) == 0;
+    unsigned char* stage = ring + kRing * kPanelBytes + wg * kStageBytes;
+    for (int q = wg, k = 0; q < 5 * my_tiles; q += 2, ++k) {
+        const int j = q / 5, c = q % 5, buf = j % kABufs;
+        const uint32_t use = (uint32_t)(j / kABufs) & 1;
+        const int64_t row0 = (blockIdx.x + (int64_t)j * gridDim.x) * kTile;
+        // Mainloops alternate: warpgroup 1's k-th after warpgroup 0's k-th, 0's after 1's (k-1)-th.
+        if (wg == 1)
+            mbar_wait(turn + 8, (uint32_t)k & 1);
+        else if (k > 0)
+            mbar_wait(turn, (uint32_t)(k - 1) & 1);
+        Acc acc0, acc1;
+        auto release = [&](int t) {
+            if (!signal) return;
+            mbar_arrive(empty_b + 8 * (int)(((int64_t)q * kSteps + t) % kRing));
+            if (c == 4) mbar_arrive(empty_a + 8 * (buf * kSteps + t));
+        };
+#pragma unroll 1
+        for (int t = 0; t < kSteps; ++t) {
+            const int64_t idx = (int64_t)q * kSteps + t;
+            const int slot = (int)(idx % kRing);
+            mbar_wait(full_a + 8 * (buf * kSteps + t), use);
+            mbar_wait(full_b + 8 * slot, (uint32_t)(idx / kRing) & 1);
+            const uint32_t a0 = smem_u32(smem + (buf * kSteps + t) * kPanelBytes), b = smem_u32(ring + slot * kPanelBytes);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int ks = 0; ks < kPanel / 16; ++ks) {
+                const int accumulate = t > 0 || ks > 0;
+                wgmma_m64n128k16(acc0, smem_desc(a0 + ks * 32), smem_desc(b + ks * 32), accumulate);
+                wgmma_m64n128k16(acc1, smem_desc(a0 + 64 * 128 + ks * 32), smem_desc(b + ks * 32), accumulate);
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            if (t > 0) {
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                release(t - 1);
+            }
+        }
+        if (signal) mbar_arrive(turn + 8 * (1 - wg));
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        release(kSteps - 1);
+
+        if (c < 4) {
+            float keep[2][2];  // the mask of this thread's rows, [half tile][row + 8]
+#pragma unroll
+            for (int m = 0; m < 2; ++m)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int64_t row = row0 + 64 * m + 16 * (tw >> 5) + ((tw & 31) >> 2) + 8 * h;
+                    keep[m][h] = row < rows && a.mask[row] ? 1.0f : 0.0f;
+                }
+            uint32_t p0[16], p1[16];
+            pp_pack<true>(acc0, keep[0], p0);
+            pp_pack<true>(acc1, keep[1], p1);
+            pp_stage<true, 0>(stage, p0, 0, tw);
+            pp_stage<true, 1>(stage, p1, 0, tw);
+            wg_barrier(wg);
+            store_staged(stage, kHidden / 2, c < 2 ? left : right, (c & 1) * (kHidden / 2), row0, rows, nn, tw, 128, lr_image_n);
+            wg_barrier(wg);  // the staging plane is written again by the next chunk
+        } else {
+            const float none[2] = {1.0f, 1.0f};
+            uint32_t p0[32], p1[32];
+            pp_pack<false>(acc0, none, p0);
+            pp_pack<false>(acc1, none, p1);
+#pragma unroll
+            for (int pass = 0; pass < 2; ++pass) {
+                pp_stage<false, 0>(stage, p0, pass, tw);
+                pp_stage<false, 1>(stage, p1, pass, tw);
+                wg_barrier(wg);
+                store_staged(stage, kHidden / 2, gate, 64 * pass, row0, rows, nn, tw, 128);
+                wg_barrier(wg);
+            }
+        }
     }
 }
 
@@ -557,31 +834,112 @@ __global__ void __launch_bounds__(kThreads, 1) contract_wide_kernel(const f16* l
     }
 }
 
+// ------------------------------------------------------------------ 2c. the contraction, bulk copies
+
+// TRIMUL_CONTRACT_PP (with TRIMUL_PROJ_PP, n a multiple of 256): the projection writes L and R as
+// panel images, and a persistent CTA computes 256 x 128 tiles of out[b, h] from them: a producer
+// thread bulk-copies two L panels and one R panel per 64-wide k step into a four-stage ring, and
+// each consumer warpgroup runs two m64 chains (its 128 rows) against the shared R panel, one
+// step's products left in flight.  A 256 x 128 tile reads 0.75x the operand bytes of two 128 x
+// 128 tiles, which matters because the contraction is bound by what L2 delivers.
+#ifndef TRIMUL_CONTRACT_PP
+#define TRIMUL_CONTRACT_PP 0
+#endif
+constexpr int kCpStages = 4;
+constexpr int kCpStageBytes = 3 * kPanelBytes;  // L rows i0 .. i0 + 127, i0 + 128 .., R rows j0 ..
+constexpr int kCpSmem = kCpStages * kCpStageBytes + kAlignSlack;
+
+__global__ void __launch_bounds__(kPpThreads, 1)
+    contract_pp_kernel(const unsigned char* left_img, const unsigned char* right_img, float* out, int n, int64_t tiles)
+{
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t bars[2 * kCpStages];
+    unsigned char* smem = align1024(smem_raw);
+    const uint32_t full = smem_u32(bars), empty = full + 8 * kCpStages;
+    const int ksteps = n / kPanel, jb_count = n / kTile;
+    const int64_t per_bh = (int64_t)(n / 256) * jb_count, mat_bytes = (int64_t)n * n * 2;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < kCpStages; ++i) {
+            mbar_init(full + 8 * i, 1);
+            mbar_init(empty + 8 * i, 8);  // every consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+    if (wg == 2) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x != 256) return;
+        int it = 0;
+        for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+            const int64_t bh = t / per_bh;
+            const int rem = (int)(t - bh * per_bh), ib = rem / jb_count, jb = rem % jb_count;
+            const unsigned char* l = left_img + bh * mat_bytes + (int64_t)(2 * ib) * ksteps * kPanelBytes;
+            const unsigned char* r = right_img + bh * mat_bytes + (int64_t)jb * ksteps * kPanelBytes;
+            for (int s = 0; s < ksteps; ++s, ++it) {
+                const int slot = it % kCpStages;
+                mbar_wait(empty + 8 * slot, (uint32_t)((it / kCpStages) & 1) ^ 1);
+                mbar_expect_tx(full + 8 * slot, kCpStageBytes);
+                const uint32_t st = smem_u32(smem + slot * kCpStageBytes);
+                bulk_load(st, l + (int64_t)s * kPanelBytes, kPanelBytes, full + 8 * slot);
+                bulk_load(st + kPanelBytes, l + (int64_t)(ksteps + s) * kPanelBytes, kPanelBytes, full + 8 * slot);
+                bulk_load(st + 2 * kPanelBytes, r + (int64_t)s * kPanelBytes, kPanelBytes, full + 8 * slot);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int tw = threadIdx.x & 127;
+    const bool signal = (tw & 31) == 0;
+    int it = 0;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int64_t bh = t / per_bh;
+        const int rem = (int)(t - bh * per_bh), ib = rem / jb_count, jb = rem % jb_count;
+        Acc acc0, acc1;
+#pragma unroll 1
+        for (int s = 0; s < ksteps; ++s, ++it) {
+            const int slot = it % kCpStages;
+            mbar_wait(full + 8 * slot, (uint32_t)(it / kCpStages) & 1);
+            const uint32_t a = smem_u32(smem + slot * kCpStageBytes + wg * kPanelBytes);
+            const uint32_t b = smem_u32(smem + slot * kCpStageBytes + 2 * kPanelBytes);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int ks = 0; ks < kPanel / 16; ++ks) {
+                const int accumulate = s > 0 || ks > 0;
+                wgmma_m64n128k16(acc0, smem_desc(a + ks * 32), smem_desc(b + ks * 32), accumulate);
+                wgmma_m64n128k16(acc1, smem_desc(a + 64 * 128 + ks * 32), smem_desc(b + ks * 32), accumulate);
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            if (s > 0) {
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                if (signal) mbar_arrive(empty + 8 * ((it - 1) % kCpStages));
+            }
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        if (signal) mbar_arrive(empty + 8 * ((it - 1) % kCpStages));
+
+        // Rows 256 ib + 128 wg + 64 m + (this thread's row), columns 128 jb + (its column).
+        const int64_t row = 256 * (int64_t)ib + 128 * wg + 16 * (tw >> 5) + ((tw & 31) >> 2);
+        float* o = out + bh * (int64_t)n * n + row * n + 128 * jb + 2 * (tw & 3);
+#pragma unroll
+        for (int idx = 0; idx < 64; idx += 2) {
+            const int64_t off = (int64_t)(8 * ((idx >> 1) & 1)) * n + 8 * (idx >> 2);
+            *reinterpret_cast<float2*>(o + off) = make_float2(acc0[idx], acc0[idx + 1]);
+            *reinterpret_cast<float2*>(o + 64 * (int64_t)n + off) = make_float2(acc1[idx], acc1[idx + 1]);
+        }
+    }
+}
+
 // ------------------------------------------------------------------ 3. output LayerNorm, gate, projection
 
-// kRows rows (b, i, j) per CTA, two threads a row: 128 rows and two warpgroups, or 64 rows and
-// one, which lets several CTAs share an SM so that one's loads overlap another's products.
+// Thread (r, half) of a kRows-row tile: row r, channels 64 half .. 64 half + 63.  Normalises its
+// rows of the [b, h, i, j] planes (neighbouring threads read neighbouring j), applies the gate and
+// writes fp16 into the two [kRows rows][64 channels] panels of `a_tile`.  Ends with a barrier.
 template <int kRows>
-__global__ void __launch_bounds__(2 * kRows, kRows == 128 ? TRIMUL_OUTPUT_MIN_BLOCKS : TRIMUL_OUTPUT64_MIN_BLOCKS)
-    output_kernel(KsArgs a, const float* out, const f16* gate, const f16* wo, int c128)
+__device__ __forceinline__ void output_rows(const KsArgs& a, const float* out, const f16* gate, unsigned char* a_tile, float (*part)[kRows],
+                                            int64_t row0, int64_t rows, int64_t nn)
 {
     constexpr int kAPanelBytes = kRows * 128;
-    extern __shared__ unsigned char smem_raw[];
-    __shared__ float part[2][kRows];
-    unsigned char* a_tile = align1024(smem_raw);       // 2 panels: [kRows rows][128 channels]
-    unsigned char* b_ring = a_tile + 2 * kAPanelBytes; // 2 stages of to_out
-    const int dim = (int)a.dim;
-    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, row0 = (int64_t)blockIdx.x * kRows;
-    const int iters = c128 / kTile * 2;
-    auto load_b = [&](int it) {
-        if (it < iters)
-            load_panel(smem_u32(b_ring + (it & 1) * kPanelBytes), wo, kHidden, (int64_t)(it / 2) * kTile, c128,
-                       (it % 2) * kPanel);
-        cp_async_commit();
-    };
-    load_b(0);
-
-    // Thread (r, half): row r of the tile, channels 64 half .. 64 half + 63.
     const int r = threadIdx.x % kRows, half = threadIdx.x / kRows;
     const int64_t row = row0 + r;
     const bool real = row < rows;
@@ -615,6 +973,49 @@ __global__ void __launch_bounds__(2 * kRows, kRows == 128 ? TRIMUL_OUTPUT_MIN_BL
         *reinterpret_cast<uint4*>(a_tile + half * kAPanelBytes + swz(r, g)) = *reinterpret_cast<const uint4*>(y);
     }
     fence_to_async();
+    __syncthreads();
+}
+
+// The fp32 results of output columns chunk * 128 .. + 127 of a tile's rows.
+__device__ __forceinline__ void output_store(const KsArgs& a, const Acc& acc, int64_t row0, int64_t rows, int chunk)
+{
+    const int dim = (int)a.dim;
+#pragma unroll
+    for (int idx = 0; idx < 64; idx += 2) {
+        const int64_t orow = row0 + acc_row(idx);
+        const int c = chunk * kTile + acc_col(idx);
+        if (orow >= rows || c >= dim) continue;
+        float* dst = a.output + orow * dim + c;
+        if (dim % 2 == 0) {
+            *reinterpret_cast<float2*>(dst) = make_float2(acc[idx], acc[idx + 1]);
+        } else {
+            dst[0] = acc[idx];
+            if (c + 1 < dim) dst[1] = acc[idx + 1];
+        }
+    }
+}
+
+// kRows rows (b, i, j) per CTA, two threads a row: 128 rows and two warpgroups, or 64 rows and
+// one, which lets several CTAs share an SM so that one's loads overlap another's products.
+template <int kRows>
+__global__ void __launch_bounds__(2 * kRows, kRows == 128 ? TRIMUL_OUTPUT_MIN_BLOCKS : TRIMUL_OUTPUT64_MIN_BLOCKS)
+    output_kernel(KsArgs a, const float* out, const f16* gate, const f16* wo, int c128)
+{
+    constexpr int kAPanelBytes = kRows * 128;
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ float part[2][kRows];
+    unsigned char* a_tile = align1024(smem_raw);       // 2 panels: [kRows rows][128 channels]
+    unsigned char* b_ring = a_tile + 2 * kAPanelBytes; // 2 stages of to_out
+    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, row0 = (int64_t)blockIdx.x * kRows;
+    const int iters = c128 / kTile * 2;
+    auto load_b = [&](int it) {
+        if (it < iters)
+            load_panel(smem_u32(b_ring + (it & 1) * kPanelBytes), wo, kHidden, (int64_t)(it / 2) * kTile, c128,
+                       (it % 2) * kPanel);
+        cp_async_commit();
+    };
+    load_b(0);
+    output_rows<kRows>(a, out, gate, a_tile, part, row0, rows, nn);
 
     Acc acc;
     for (int it = 0; it < iters; ++it) {
@@ -625,20 +1026,51 @@ __global__ void __launch_bounds__(2 * kRows, kRows == 128 ? TRIMUL_OUTPUT_MIN_BL
         __syncthreads();
         load_b(it + 1);  // into the stage read at it - 1
         panel_mma(acc, smem_u32(a_tile + panel * kAPanelBytes), smem_u32(b_ring + (it & 1) * kPanelBytes));
-        if (panel == 0) continue;
-#pragma unroll
-        for (int idx = 0; idx < 64; idx += 2) {
-            const int64_t orow = row0 + acc_row(idx);
-            const int c = chunk * kTile + acc_col(idx);
-            if (orow >= rows || c >= dim) continue;
-            float* dst = a.output + orow * dim + c;
-            if (dim % 2 == 0) {
-                *reinterpret_cast<float2*>(dst) = make_float2(acc[idx], acc[idx + 1]);
-            } else {
-                dst[0] = acc[idx];
-                if (c + 1 < dim) dst[1] = acc[idx + 1];
-            }
+        if (panel == 1) output_store(a, acc, row0, rows, chunk);
+    }
+}
+
+// TRIMUL_OUTPUT_RESIDENT: the same with to_out resident in shared memory.  The kernel above
+// reloads all of to_out (c128 x 128 fp16, 96 KB at dim 384) from L2 for every 64 rows, as many
+// bytes as the rows' own output; here a persistent CTA loads it once and loops over row tiles,
+// several CTAs an SM so that one's plane loads overlap another's products.
+#ifndef TRIMUL_OUTPUT_RESIDENT
+#define TRIMUL_OUTPUT_RESIDENT 0
+#endif
+constexpr int kResidentMaxDim = 384;
+
+constexpr int kResidentRows = 64;
+// No alignment slack and no static shared memory, so that two CTAs fit an SM at dim 384: the
+// dynamic window then starts on a 1024-byte boundary (checked: the kernel traps otherwise).
+constexpr int resident_smem(int c128) { return 2 * kResidentRows * 128 + 2 * (c128 / kTile) * kPanelBytes + 2 * kResidentRows * 4; }
+
+__global__ void __launch_bounds__(128) output_resident_kernel(KsArgs a, const float* out, const f16* gate, const f16* wo, int c128)
+{
+    constexpr int kRows = kResidentRows, kAPanelBytes = kRows * 128;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    if (smem_u32(smem_raw) & (kAlignSlack - 1)) __trap();
+    unsigned char* a_tile = smem_raw;
+    unsigned char* b_all = a_tile + 2 * kAPanelBytes;  // panel 2 c + p: columns 128 c .., k 64 p ..
+    auto* part = reinterpret_cast<float(*)[kRows]>(b_all + 2 * (c128 / kTile) * kPanelBytes);
+    const int64_t nn = a.seq_len * a.seq_len, rows = a.batch_size * nn, tiles = (rows + kRows - 1) / kRows;
+    const int chunks = c128 / kTile;
+    for (int pnl = 0; pnl < 2 * chunks; ++pnl)
+        load_panel(smem_u32(b_all + pnl * kPanelBytes), wo, kHidden, (int64_t)(pnl / 2) * kTile, c128, (pnl % 2) * kPanel);
+    cp_async_commit();
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t row0 = tile * kRows;
+        output_rows<kRows>(a, out, gate, a_tile, part, row0, rows, nn);
+        cp_async_wait<0>();  // to_out, on the first tile
+        fence_to_async();
+        __syncthreads();
+        for (int chunk = 0; chunk < chunks; ++chunk) {
+            Acc acc;
+            zero(acc);
+            panel_mma(acc, smem_u32(a_tile), smem_u32(b_all + 2 * chunk * kPanelBytes));
+            panel_mma(acc, smem_u32(a_tile + kAPanelBytes), smem_u32(b_all + (2 * chunk + 1) * kPanelBytes));
+            output_store(a, acc, row0, rows, chunk);
         }
+        __syncthreads();  // a_tile is written again by the next tile's rows
     }
 }
 
@@ -656,8 +1088,13 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const int dim = (int)args->dim, cp = (dim + kPanel - 1) / kPanel * kPanel, c128 = (dim + kTile - 1) / kTile * kTile;
     const size_t plane = align256((size_t)rows * kHidden * sizeof(f16));  // out's is twice as large
     const size_t wp_bytes = align256((size_t)kProjCols * cp * sizeof(f16));
-    const size_t need = 5 * plane + wp_bytes + align256((size_t)c128 * kHidden * sizeof(f16)) + (size_t)rows * cp * sizeof(f16);
     const int64_t row_tiles = (rows + kTile - 1) / kTile, n_tiles = (N + kTile - 1) / kTile;
+    // The ping-pong projection reads images written by the vector LayerNorm: whole row tiles.
+    const bool pp = TRIMUL_PROJ_PP && TRIMUL_LN_VEC && dim == cp && (dim == 128 || dim == 256 || dim == 384);
+    const bool cpp = TRIMUL_CONTRACT_PP && pp && N % 256 == 0;  // then L and R are panel images
+    const int lr_image_n = cpp ? (int)N : 0;
+    const size_t xn_bytes = (size_t)(pp ? row_tiles * kTile : rows) * cp * sizeof(f16);
+    const size_t need = 5 * plane + wp_bytes + align256((size_t)c128 * kHidden * sizeof(f16)) + xn_bytes;
     if (!workspace || workspace_bytes < need || row_tiles > INT_MAX || N > INT_MAX || n_tiles > 65535 || B * kHidden > 65535)
         return (int)cudaErrorInvalidValue;
     auto* ws = static_cast<unsigned char*>(workspace);
@@ -682,41 +1119,85 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         allow((const void*)output_kernel<TRIMUL_OUTPUT_ROWS>, kOutputSmem);
         allow((const void*)project_gemm_kernel, kContractSmem);
         allow((const void*)contract_wide_kernel, kWideSmem);
+        allow((const void*)output_resident_kernel, resident_smem(kResidentMaxDim));
+        allow((const void*)contract_pp_kernel, kCpSmem);
+        allow((const void*)project_pp_kernel<2>, PpShape<2>::kSmem);
+        allow((const void*)project_pp_kernel<4>, PpShape<4>::kSmem);
+        allow((const void*)project_pp_kernel<6>, PpShape<6>::kSmem);
         return err;
     }();
     if (configured != cudaSuccess) return (int)configured;
 
-    prep_weights<<<132, 256, 0, stream>>>(*args, wp, wo, cp, c128);
+    prep_weights<<<132, 256, 0, stream>>>(*args, wp, wo, cp, c128, pp);
     if (row_tiles > 65535) return (int)cudaErrorInvalidValue;  // the projection grid's y
     f16* xn = reinterpret_cast<f16*>(ws + 5 * plane + wp_bytes + align256((size_t)c128 * kHidden * sizeof(f16)));
     const unsigned tiles = (unsigned)row_tiles;
     const unsigned ln_blocks = (unsigned)((rows + 31) / 32);  // 8 warps, up to 8 rows each: enough blocks for any batch
     constexpr int kLnRows = 8 * 4;  // rows per block of the vector kernel: 8 warps x 4 rows
     const unsigned ln_vec_blocks = (unsigned)((rows + kLnRows - 1) / kLnRows);
-    if (TRIMUL_LN_VEC && dim == 128)
-        ln_vec_kernel<1, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    if (pp && dim == 128)
+        ln_vec_kernel<1, 4, true><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (pp && dim == 256)
+        ln_vec_kernel<2, 4, true><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (pp)
+        ln_vec_kernel<3, 4, true><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+    else if (TRIMUL_LN_VEC && dim == 128)
+        ln_vec_kernel<1, 4, false><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
     else if (TRIMUL_LN_VEC && dim == 256)
-        ln_vec_kernel<2, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+        ln_vec_kernel<2, 4, false><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
     else if (TRIMUL_LN_VEC && dim == 384)
-        ln_vec_kernel<3, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+        ln_vec_kernel<3, 4, false><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
     else if (TRIMUL_LN_VEC && dim == 768)
-        ln_vec_kernel<6, 4><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
+        ln_vec_kernel<6, 4, false><<<ln_vec_blocks, kThreads, 0, stream>>>(*args, xn);
     else if (dim <= 128)
         ln_kernel<128><<<(unsigned)((rows + 63) / 64), kThreads, 0, stream>>>(*args, xn, cp);
     else if (dim <= 384)
         ln_kernel<384><<<ln_blocks, kThreads, 0, stream>>>(*args, xn, cp);
     else
         ln_kernel<768><<<(unsigned)((rows + 15) / 16), kThreads, 0, stream>>>(*args, xn, cp);
-    project_gemm_kernel<<<dim3(kProjChunks, tiles), kThreads, kContractSmem, stream>>>(*args, xn, wp, cp, left, right, gate);
+    if (pp) {
+        int device = 0, sms = 0;
+        if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return (int)err;
+        if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return (int)err;
+        const unsigned grid = (unsigned)(row_tiles < sms ? row_tiles : sms);
+        const auto* xi = reinterpret_cast<const unsigned char*>(xn);
+        const auto* wi = reinterpret_cast<const unsigned char*>(wp);
+        if (dim == 128)
+            project_pp_kernel<2><<<grid, kPpThreads, PpShape<2>::kSmem, stream>>>(*args, xi, wi, left, right, gate, lr_image_n);
+        else if (dim == 256)
+            project_pp_kernel<4><<<grid, kPpThreads, PpShape<4>::kSmem, stream>>>(*args, xi, wi, left, right, gate, lr_image_n);
+        else
+            project_pp_kernel<6><<<grid, kPpThreads, PpShape<6>::kSmem, stream>>>(*args, xi, wi, left, right, gate, lr_image_n);
+    } else {
+        project_gemm_kernel<<<dim3(kProjChunks, tiles), kThreads, kContractSmem, stream>>>(*args, xn, wp, cp, left, right, gate);
+    }
     const dim3 grid((unsigned)n_tiles, (unsigned)n_tiles, (unsigned)(B * kHidden));
-    if (TRIMUL_CONTRACT_WIDE && N % 8 == 0)
+    if (cpp) {
+        int device = 0, sms = 0;
+        if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return (int)err;
+        if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return (int)err;
+        const int64_t tiles = B * kHidden * (N / 256) * (N / kTile);
+        contract_pp_kernel<<<(unsigned)(tiles < sms ? tiles : sms), kPpThreads, kCpSmem, stream>>>(
+            reinterpret_cast<const unsigned char*>(left), reinterpret_cast<const unsigned char*>(right), out, (int)N, tiles);
+    } else if (TRIMUL_CONTRACT_WIDE && N % 8 == 0)
         contract_wide_kernel<<<dim3((unsigned)((N + kWide - 1) / kWide), (unsigned)n_tiles, (unsigned)(B * kHidden)), kThreads, kWideSmem,
                                stream>>>(left, right, out, (int)N);
     else if (N % 8 == 0)
         contract_kernel<true><<<grid, kThreads, kContractSmem, stream>>>(left, right, out, (int)N);
     else
         contract_kernel<false><<<grid, kThreads, kContractSmem, stream>>>(left, right, out, (int)N);
-    output_kernel<kOutputRows><<<(unsigned)((rows + kOutputRows - 1) / kOutputRows), 2 * kOutputRows, kOutputSmem, stream>>>(
-        *args, out, gate, wo, c128);
+    if (TRIMUL_OUTPUT_RESIDENT && dim <= kResidentMaxDim) {
+        const int smem = resident_smem(c128);
+        int device = 0, sms = 0, per_sm = 0;
+        if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return (int)err;
+        if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return (int)err;
+        if (const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, output_resident_kernel, 128, smem); err != cudaSuccess)
+            return (int)err;
+        const int64_t tiles64 = (rows + kResidentRows - 1) / kResidentRows, most = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+        output_resident_kernel<<<(unsigned)(tiles64 < most ? tiles64 : most), 128, smem, stream>>>(*args, out, gate, wo, c128);
+    } else {
+        output_kernel<kOutputRows><<<(unsigned)((rows + kOutputRows - 1) / kOutputRows), 2 * kOutputRows, kOutputSmem, stream>>>(
+            *args, out, gate, wo, c128);
+    }
     return (int)cudaGetLastError();
 }
