@@ -8,7 +8,7 @@ has. Its data layer needs only pydantic 2: this loads that layer from a checkout
 workload line of the export the way `TraceSet.from_path` does, then checks what a dataset needs
 to hang together: every trace names a solution that exists, every workload line is a workload
 trace, every solution's entry point is among its sources, every safetensors input is a file of
-the dataset. Exit 0 when all of it holds, 1 with the reasons otherwise, 2 on usage errors.
+the dataset, and (when the export has definitions/) every solution's definition is one of them. Exit 0 when all of it holds, 1 with the reasons otherwise, 2 on usage errors.
 
   python3 scripts/fib_load_check.py --fib-source /path/to/flashinfer-bench EXPORT/flashinfer-bench
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 
 def load_data_layer(source):
-    """flashinfer_bench.data.{solution,trace,json_utils} from the checkout at `source`."""
+    """flashinfer_bench.data.{solution,trace,json_utils,definition} from the checkout at `source`."""
     root = Path(source) / "flashinfer_bench"
     if not (root / "data" / "solution.py").is_file():
         raise SystemExit("fib_load_check: %s is not a FlashInfer-Bench checkout (no flashinfer_bench/data)" % source)
@@ -34,7 +34,8 @@ def load_data_layer(source):
     solution = importlib.import_module("flashinfer_bench.data.solution")
     trace = importlib.import_module("flashinfer_bench.data.trace")
     json_utils = importlib.import_module("flashinfer_bench.data.json_utils")
-    return solution, trace, json_utils
+    definition = importlib.import_module("flashinfer_bench.data.definition")
+    return solution, trace, json_utils, definition
 
 
 def main(argv):
@@ -47,11 +48,21 @@ def main(argv):
         print("fib_load_check: %s is not a folder" % dataset, file=sys.stderr)
         return 2
     try:
-        solution_mod, trace_mod, json_utils = load_data_layer(args.fib_source)
+        solution_mod, trace_mod, json_utils, definition_mod = load_data_layer(args.fib_source)
     except ImportError as e:
         print("fib_load_check: FlashInfer-Bench's data layer does not import here: %s" % e, file=sys.stderr)
         return 2
     problems = []
+    definitions = {}
+    for path in sorted((dataset / "definitions").rglob("*.json")):
+        try:
+            d = json_utils.load_json_file(definition_mod.Definition, path)
+        except Exception as e:
+            problems.append("%s: not a Definition: %s" % (path, e))
+            continue
+        if d.name in definitions:
+            problems.append("%s: a second definition named %s" % (path, d.name))
+        definitions[d.name] = d
     solutions = {}
     for path in sorted((dataset / "solutions").rglob("*.json")):
         try:
@@ -83,8 +94,14 @@ def main(argv):
                 for name, spec in t.workload.inputs.items():
                     if getattr(spec, "type", "") == "safetensors" and not (dataset / spec.path).is_file():
                         problems.append("%s: input %s names %s, which is not in the dataset" % (where, name, spec.path))
-    print("read with FlashInfer-Bench's data models: %d solutions, %d workload lines, %d trace lines"
-          % (len(solutions), counts["workloads"], counts["traces"]))
+    # FlashInfer-Bench runs a solution only beside its definition; an export writes it where the
+    # task has a PyTorch reference (reference.py), and says why not otherwise.
+    if definitions:
+        for s in solutions.values():
+            if s.definition not in definitions:
+                problems.append("solution %s: its definition %s is not in the dataset" % (s.name, s.definition))
+    print("read with FlashInfer-Bench's data models: %d definitions, %d solutions, %d workload lines, %d trace lines"
+          % (len(definitions), len(solutions), counts["workloads"], counts["traces"]))
     for p in problems:
         print("problem: " + p)
     return 1 if problems else 0

@@ -275,6 +275,9 @@ void TestFibImport::importSearchExport()
         {u"export"_qs, u"--session"_qs, QString::fromStdString(session.string()), u"--out"_qs,
             QString::fromStdString(exported.string())});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    // The solutions are Python, measured on the CPU: the warning says that, not "C++".
+    QVERIFY2(r.err.contains(u"measured on the CPU"_qs) && !r.err.contains(u"C++"_qs), qPrintable(r.err));
+    QVERIFY2(!r.err.contains(u"definitions/ not written"_qs), qPrintable(r.err));
     QCOMPARE(test::readText(exported / "best_kernel.py").find("def run(hidden_states, weight, eps, output)")
             != std::string::npos,
         true);
@@ -285,6 +288,15 @@ void TestFibImport::importSearchExport()
     QVERIFY(solution["spec"]["destination_passing_style"].get<bool>());
     QVERIFY(
         fs::exists(exported / "flashinfer-bench" / "traces" / "k-search-studio" / "rmsnorm" / "rmsnorm_h128.jsonl"));
+    // The definition goes back into the dataset as FlashInfer-Bench wrote it: the imported task's
+    // reference.py as its reference, the same axes, inputs and outputs (FlashInfer-Bench's own
+    // loader reading such an export: bench/fib_load_check.py, docs/languages.md).
+    const auto original = nlohmann::json::parse(test::readText(fibData("rmsnorm_h128.json")));
+    const auto back = nlohmann::json::parse(
+        test::readText(exported / "flashinfer-bench" / "definitions" / "rmsnorm" / "rmsnorm_h128.json"));
+    QCOMPARE(back["reference"].get<std::string>(), test::readText(task / "reference.py"));
+    for (const char* field : {"name", "op_type", "axes", "inputs", "outputs"})
+        QVERIFY2(back[field] == original[field], field);
 }
 
 KS_TEST_MAIN_CORE(TestFibImport)

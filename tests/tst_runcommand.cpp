@@ -157,6 +157,10 @@ void TestRunCommand::killResumeExport()
         QVERIFY(w["solution"].is_null() && w["evaluation"].is_null() && w["workload"].contains("uuid"));
     }
     QVERIFY(workloadLines > 0);
+    // The task has reference.cpp only, and a FlashInfer-Bench definition needs its PyTorch reference.
+    QVERIFY(!fs::exists(fib / "definitions"));
+    QVERIFY2(exported.err.contains(u"definitions/ not written"_qs) && exported.err.contains(u"add reference.py"_qs),
+        qPrintable(exported.err));
     std::istringstream traces(test::readText(fib / "traces" / "k-search-studio" / "elementwise" / "scale.jsonl"));
     int lines = 0, passed = 0;
     for (std::string line; std::getline(traces, line); ++lines) {

@@ -6,6 +6,7 @@
 
 #include <search/taskbrief.h>
 #include <task/abiheader.h>
+#include <task/strictjson.h>
 #include <tree/treejson.h>
 #include <tree/treerender.h>
 #include <tree/treesvg.h>
@@ -129,6 +130,37 @@ std::string renderReport(const Session& session, const SearchState& s, const Tas
     return md;
 }
 
+// The dataset's definitions/<op_type>/<name>.json: FlashInfer-Bench loads a solution only beside
+// its definition, whose `reference` is PyTorch source.  The task's definition.json is that
+// definition without the reference (the task format keeps it in reference.py), so a task with a
+// reference.py (every imported one) gets it back; one with only reference.cpp cannot.
+namespace {
+template<typename Write>
+void writeFibDefinition(
+    const Task& task, const fs::path& outDir, const Write& write, std::vector<std::string>& warnings)
+{
+    const std::string opType = task.definition.opType.empty() ? std::string("unknown") : task.definition.opType;
+    if (!task.files.referencePy) {
+        warnings.push_back("flashinfer-bench/definitions/ not written: a FlashInfer-Bench definition carries its "
+                           "reference as PyTorch code, and the task has reference.cpp only (add reference.py)");
+        return;
+    }
+    const auto text = readTextFile(task.files.definition.string());
+    const auto reference = readTextFile(task.files.referencePy->string());
+    nlohmann::ordered_json definition =
+        text ? nlohmann::ordered_json::parse(*text, nullptr, false) : nlohmann::ordered_json();
+    if (!reference || !definition.is_object()) {
+        warnings.push_back("flashinfer-bench/definitions/ not written: "
+            + (reference ? task.files.definition : *task.files.referencePy).string() + ": cannot be read");
+        return;
+    }
+    definition["reference"] = *reference;
+    std::error_code ec;
+    fs::create_directories(outDir / "flashinfer-bench" / "definitions" / opType, ec);
+    write("flashinfer-bench/definitions/" + opType + "/" + task.definition.name + ".json", definition.dump(2) + "\n");
+}
+} // namespace
+
 ExportResult exportSession(const Session& session, const SearchState& s, const Task* task, const fs::path& outDir)
 {
     ExportResult result;
@@ -211,13 +243,18 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
         } else {
             result.warnings.push_back("the workloads were not written for FlashInfer-Bench: " + why);
         }
+        writeFibDefinition(*task, outDir, write, result.warnings);
         std::string traces;
         for (const auto& line : fibTraces(s, task, c.taskName, utcTimestamp(), workloads ? &*workloads : nullptr))
             traces += line.dump() + "\n";
         write("flashinfer-bench/traces/" + group + "/" + def.name + ".jsonl", traces);
-        if (c.backend == "host")
+        if (c.backend == "host" && c.candidateLanguage() == Language::Cpp)
             result.warnings.push_back("the FlashInfer-Bench solutions are C++ for the CPU (a host-backend search): "
                                       "FlashInfer-Bench runs solutions on CUDA devices only");
+        else if (c.backend == "host")
+            result.warnings.push_back("the FlashInfer-Bench solutions were measured on the CPU (a host-backend "
+                                      "search); FlashInfer-Bench runs them on a CUDA device, where they were not "
+                                      "evaluated");
     }
     write("report.md", renderReport(session, s, task));
     write("tree.json",

@@ -20,8 +20,9 @@ struct ExportResult {
 // header saying where it came from), report.md (summary, per-workload table, verdicts, LLM use,
 // time, the path of intents that led to the best kernel, the whole tree), tree.json and tree.svg
 // (the tree as it is in `state`), and FlashInfer-Bench's formats: solution.json (the best kernel
-// as a Solution with its generated torch binding), solutions/ (every evaluated program) and
-// traces.jsonl (a Trace line per evaluation and workload). `task` may be null when the task
+// as a Solution with its generated torch binding), and under flashinfer-bench/ the dataset's
+// solutions/ (every evaluated program), workloads/, traces/ (a Trace line per evaluation and
+// workload) and, where the task has a PyTorch reference.py, definitions/. `task` may be null when the task
 // folder is gone: the report then names workloads by uuid only, and the FlashInfer-Bench files
 // (which need the definition) are left out with a warning.
 ExportResult exportSession(
