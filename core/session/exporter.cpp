@@ -141,8 +141,8 @@ void writeFibDefinition(
 {
     const std::string opType = task.definition.opType.empty() ? std::string("unknown") : task.definition.opType;
     if (!task.files.referencePy) {
-        warnings.push_back("flashinfer-bench/definitions/ not written: a FlashInfer-Bench definition carries its "
-                           "reference as PyTorch code, and the task has reference.cpp only (add reference.py)");
+        warnings.emplace_back("flashinfer-bench/definitions/ not written: a FlashInfer-Bench definition carries its "
+                              "reference as PyTorch code, and the task has reference.cpp only (add reference.py)");
         return;
     }
     const auto text = readTextFile(task.files.definition.string());
@@ -150,7 +150,7 @@ void writeFibDefinition(
     nlohmann::ordered_json definition =
         text ? nlohmann::ordered_json::parse(*text, nullptr, false) : nlohmann::ordered_json();
     if (!reference || !definition.is_object()) {
-        warnings.push_back("flashinfer-bench/definitions/ not written: "
+        warnings.emplace_back("flashinfer-bench/definitions/ not written: "
             + (reference ? task.files.definition : *task.files.referencePy).string() + ": cannot be read");
         return;
     }
@@ -197,9 +197,9 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
             if (const auto solution = fibSolution(task->definition, in, why))
                 write("solution.json", solution->dump(2) + "\n");
             else
-                result.warnings.push_back("solution.json not written: " + why);
+                result.warnings.emplace_back("solution.json not written: " + why);
         } else {
-            result.warnings.push_back("solution.json not written: the task folder is needed for ks_task.h");
+            result.warnings.emplace_back("solution.json not written: the task folder is needed for ks_task.h");
         }
     }
     if (task) {
@@ -241,7 +241,7 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
             fs::create_directories(outDir / "flashinfer-bench" / "workloads" / opType, ec);
             write("flashinfer-bench/workloads/" + opType + "/" + def.name + ".jsonl", lines);
         } else {
-            result.warnings.push_back("the workloads were not written for FlashInfer-Bench: " + why);
+            result.warnings.emplace_back("the workloads were not written for FlashInfer-Bench: " + why);
         }
         writeFibDefinition(*task, outDir, write, result.warnings);
         std::string traces;
@@ -249,12 +249,12 @@ ExportResult exportSession(const Session& session, const SearchState& s, const T
             traces += line.dump() + "\n";
         write("flashinfer-bench/traces/" + group + "/" + def.name + ".jsonl", traces);
         if (c.backend == "host" && c.candidateLanguage() == Language::Cpp)
-            result.warnings.push_back("the FlashInfer-Bench solutions are C++ for the CPU (a host-backend search): "
-                                      "FlashInfer-Bench runs solutions on CUDA devices only");
+            result.warnings.emplace_back("the FlashInfer-Bench solutions are C++ for the CPU (a host-backend search): "
+                                         "FlashInfer-Bench runs solutions on CUDA devices only");
         else if (c.backend == "host")
-            result.warnings.push_back("the FlashInfer-Bench solutions were measured on the CPU (a host-backend "
-                                      "search); FlashInfer-Bench runs them on a CUDA device, where they were not "
-                                      "evaluated");
+            result.warnings.emplace_back("the FlashInfer-Bench solutions were measured on the CPU (a host-backend "
+                                         "search); FlashInfer-Bench runs them on a CUDA device, where they were not "
+                                         "evaluated");
     }
     write("report.md", renderReport(session, s, task));
     write("tree.json",
