@@ -506,7 +506,7 @@ template <int kSteps> struct PpShape {
 // gates.  Packing first frees the accumulators before any shared-memory address is formed, which
 // keeps the epilogue within the 168 registers of a 384-thread CTA.
 template <bool kGated>
-__device__ __forceinline__ void pp_pack(const Acc& acc, const float keep[2], uint32_t* packed)
+__device__ __forceinline__ void pp_pack(const Acc& acc, float keep0, float keep1, uint32_t* packed)
 {
     int n = 0;
 #pragma unroll
@@ -514,7 +514,7 @@ __device__ __forceinline__ void pp_pack(const Acc& acc, const float keep[2], uin
         if (kGated && (idx >> 2) % 4 >= 2) continue;
         __half2 h2;
         if (kGated) {
-            const float k = keep[(idx >> 1) & 1];
+            const float k = (idx >> 1) & 1 ? keep1 : keep0;
             h2 = __floats2half2_rn(acc[idx] * k * sigmoid_tanh(acc[idx + 8]), acc[idx + 1] * k * sigmoid_tanh(acc[idx + 9]));
         } else {
             h2 = __floats2half2_rn(sigmoid_tanh(acc[idx]), sigmoid_tanh(acc[idx + 1]));
@@ -565,9 +565,11 @@ __global__ void __launch_bounds__(kPpThreads, 1)
     const int my_tiles = (int)((tiles - blockIdx.x + gridDim.x - 1) / gridDim.x);  // the grid has no more CTAs than tiles
     if (threadIdx.x == 0) {
         // Consumers release a slot from each of their four warps once its products are done.
+        // A panels: chunks 3 and 4 of a tile, the last two to read them, run on different
+        // warpgroups, and nothing orders one warpgroup's products after the other's: both release.
         for (int i = 0; i < kAPanels; ++i) {
             mbar_init(full_a + 8 * i, 1);
-            mbar_init(empty_a + 8 * i, 4);
+            mbar_init(empty_a + 8 * i, 8);
         }
         for (int i = 0; i < kRing; ++i) {
             mbar_init(full_b + 8 * i, 1);
@@ -623,7 +625,7 @@ __global__ void __launch_bounds__(kPpThreads, 1)
         auto release = [&](int t) {
             if (!signal) return;
             mbar_arrive(empty_b + 8 * (int)(((int64_t)q * kSteps + t) % kRing));
-            if (c == 4) mbar_arrive(empty_a + 8 * (buf * kSteps + t));
+            if (c >= 3) mbar_arrive(empty_a + 8 * (buf * kSteps + t));
         };
 #pragma unroll 1
         for (int t = 0; t < kSteps; ++t) {
@@ -650,27 +652,21 @@ __global__ void __launch_bounds__(kPpThreads, 1)
         release(kSteps - 1);
 
         if (c < 4) {
-            float keep[2][2];  // the mask of this thread's rows, [half tile][row + 8]
-#pragma unroll
-            for (int m = 0; m < 2; ++m)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int64_t row = row0 + 64 * m + 16 * (tw >> 5) + ((tw & 31) >> 2) + 8 * h;
-                    keep[m][h] = row < rows && a.mask[row] ? 1.0f : 0.0f;
-                }
+            // The mask of this thread's rows: half tile m, row r or r + 8.
+            const int64_t r = row0 + 16 * (tw >> 5) + ((tw & 31) >> 2);
+            const auto keep = [&](int64_t row) { return row < rows && a.mask[row] ? 1.0f : 0.0f; };
             uint32_t p0[16], p1[16];
-            pp_pack<true>(acc0, keep[0], p0);
-            pp_pack<true>(acc1, keep[1], p1);
+            pp_pack<true>(acc0, keep(r), keep(r + 8), p0);
+            pp_pack<true>(acc1, keep(r + 64), keep(r + 72), p1);
             pp_stage<true, 0>(stage, p0, 0, tw);
             pp_stage<true, 1>(stage, p1, 0, tw);
             wg_barrier(wg);
             store_staged(stage, kHidden / 2, c < 2 ? left : right, (c & 1) * (kHidden / 2), row0, rows, nn, tw, 128, lr_image_n);
             wg_barrier(wg);  // the staging plane is written again by the next chunk
         } else {
-            const float none[2] = {1.0f, 1.0f};
             uint32_t p0[32], p1[32];
-            pp_pack<false>(acc0, none, p0);
-            pp_pack<false>(acc1, none, p1);
+            pp_pack<false>(acc0, 1.0f, 1.0f, p0);
+            pp_pack<false>(acc1, 1.0f, 1.0f, p1);
 #pragma unroll
             for (int pass = 0; pass < 2; ++pass) {
                 pp_stage<false, 0>(stage, p0, pass, tw);
@@ -1076,6 +1072,18 @@ __global__ void __launch_bounds__(128) output_resident_kernel(KsArgs a, const fl
 
 size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
+// The SM count of the current device, asked once (a process runs its kernels on one device).
+int sm_count()
+{
+    static const int sms = [] {
+        int device = 0, n = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+            return 0;
+        return n;
+    }();
+    return sms;
+}
+
 
 }  // namespace
 
@@ -1156,9 +1164,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     else
         ln_kernel<768><<<(unsigned)((rows + 15) / 16), kThreads, 0, stream>>>(*args, xn, cp);
     if (pp) {
-        int device = 0, sms = 0;
-        if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return (int)err;
-        if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return (int)err;
+        const int sms = sm_count();
+        if (sms <= 0) return (int)cudaErrorInvalidDevice;
         const unsigned grid = (unsigned)(row_tiles < sms ? row_tiles : sms);
         const auto* xi = reinterpret_cast<const unsigned char*>(xn);
         const auto* wi = reinterpret_cast<const unsigned char*>(wp);
@@ -1173,9 +1180,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     }
     const dim3 grid((unsigned)n_tiles, (unsigned)n_tiles, (unsigned)(B * kHidden));
     if (cpp) {
-        int device = 0, sms = 0;
-        if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return (int)err;
-        if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return (int)err;
+        const int sms = sm_count();
+        if (sms <= 0) return (int)cudaErrorInvalidDevice;
         const int64_t tiles = B * kHidden * (N / 256) * (N / kTile);
         contract_pp_kernel<<<(unsigned)(tiles < sms ? tiles : sms), kPpThreads, kCpSmem, stream>>>(
             reinterpret_cast<const unsigned char*>(left), reinterpret_cast<const unsigned char*>(right), out, (int)N, tiles);
@@ -1187,12 +1193,14 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     else
         contract_kernel<false><<<grid, kThreads, kContractSmem, stream>>>(left, right, out, (int)N);
     if (TRIMUL_OUTPUT_RESIDENT && dim <= kResidentMaxDim) {
-        const int smem = resident_smem(c128);
-        int device = 0, sms = 0, per_sm = 0;
-        if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return (int)err;
-        if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return (int)err;
-        if (const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, output_resident_kernel, 128, smem); err != cudaSuccess)
-            return (int)err;
+        const int smem = resident_smem(c128), sms = sm_count();
+        // CTAs an SM, asked once per to_out size (c128 is 128, 256 or 384 here).
+        static int per_sm_of[kResidentMaxDim / kTile + 1] = {};
+        int& per_sm = per_sm_of[c128 / kTile];
+        if (per_sm == 0)
+            if (const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, output_resident_kernel, 128, smem); err != cudaSuccess)
+                return (int)err;
+        if (sms <= 0) return (int)cudaErrorInvalidDevice;
         const int64_t tiles64 = (rows + kResidentRows - 1) / kResidentRows, most = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
         output_resident_kernel<<<(unsigned)(tiles64 < most ? tiles64 : most), 128, smem, stream>>>(*args, out, gate, wo, c128);
     } else {
