@@ -476,6 +476,21 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_
 }
 __device__ __forceinline__ void wg_barrier(int wg) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); }
 
+// One 64-wide k step of a warpgroup's 128 x 128 tile: A rows 0-63 into acc0 and 64-127 into acc1
+// (both from the swizzled panel at `a`) against the B panel at `b`, committed as one group and
+// left in flight.  `first`: the tile's first step, which overwrites the accumulators.
+__device__ __forceinline__ void two_chain_step(Acc& acc0, Acc& acc1, uint32_t a, uint32_t b, bool first)
+{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < kPanel / 16; ++ks) {
+        const int accumulate = !first || ks > 0;
+        wgmma_m64n128k16(acc0, smem_desc(a + ks * 32), smem_desc(b + ks * 32), accumulate);
+        wgmma_m64n128k16(acc1, smem_desc(a + 64 * 128 + ks * 32), smem_desc(b + ks * 32), accumulate);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
 // One MUFU operation instead of two; its error (about 2^-11) is that of the fp16 planes.
 __device__ __forceinline__ float sigmoid_tanh(float v)
 {
@@ -633,15 +648,7 @@ __global__ void __launch_bounds__(kPpThreads, 1)
             const int slot = (int)(idx % kRing);
             mbar_wait(full_a + 8 * (buf * kSteps + t), use);
             mbar_wait(full_b + 8 * slot, (uint32_t)(idx / kRing) & 1);
-            const uint32_t a0 = smem_u32(smem + (buf * kSteps + t) * kPanelBytes), b = smem_u32(ring + slot * kPanelBytes);
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-            for (int ks = 0; ks < kPanel / 16; ++ks) {
-                const int accumulate = t > 0 || ks > 0;
-                wgmma_m64n128k16(acc0, smem_desc(a0 + ks * 32), smem_desc(b + ks * 32), accumulate);
-                wgmma_m64n128k16(acc1, smem_desc(a0 + 64 * 128 + ks * 32), smem_desc(b + ks * 32), accumulate);
-            }
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            two_chain_step(acc0, acc1, smem_u32(smem + (buf * kSteps + t) * kPanelBytes), smem_u32(ring + slot * kPanelBytes), t == 0);
             if (t > 0) {
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 release(t - 1);
@@ -896,16 +903,8 @@ __global__ void __launch_bounds__(kPpThreads, 1)
         for (int s = 0; s < ksteps; ++s, ++it) {
             const int slot = it % kCpStages;
             mbar_wait(full + 8 * slot, (uint32_t)(it / kCpStages) & 1);
-            const uint32_t a = smem_u32(smem + slot * kCpStageBytes + wg * kPanelBytes);
-            const uint32_t b = smem_u32(smem + slot * kCpStageBytes + 2 * kPanelBytes);
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-            for (int ks = 0; ks < kPanel / 16; ++ks) {
-                const int accumulate = s > 0 || ks > 0;
-                wgmma_m64n128k16(acc0, smem_desc(a + ks * 32), smem_desc(b + ks * 32), accumulate);
-                wgmma_m64n128k16(acc1, smem_desc(a + 64 * 128 + ks * 32), smem_desc(b + ks * 32), accumulate);
-            }
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            two_chain_step(acc0, acc1, smem_u32(smem + slot * kCpStageBytes + wg * kPanelBytes),
+                           smem_u32(smem + slot * kCpStageBytes + 2 * kPanelBytes), s == 0);
             if (s > 0) {
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 if (signal) mbar_arrive(empty + 8 * ((it - 1) % kCpStages));
