@@ -1,0 +1,167 @@
+// How precisely must the MoE's intermediate C = silu(gate) * up reach the second GEMM for the
+// output to pass the task's rule (95 % of the elements within atol = rtol = 1e-2, the rest within
+// half the output's RMS)?  A host model of the task's draws (e4m3 values N(0, 1) clamped to +-2,
+// scales N(0, 1), tasks/moe_fp8_block_scale_...): the first GEMM exactly as the task defines it,
+// then C in each candidate form, then the second GEMM, compared with C kept in double.
+//
+//   ksearch_bench_moe_precision [TOKENS] [ACCUMULATOR_BITS]
+//
+// ACCUMULATOR_BITS > 0 also cuts every 128-wide block's running sums to that many significant
+// bits after each 32 products, a pessimistic model of Hopper's fp8 tensor-core accumulator (about
+// 14 bits kept, per DeepSeek-V3's report), applied to both GEMMs of every form but the exact one.
+// The figures are in docs/perf.md ("MoE on fp8 tensor cores").
+
+#include "task/dtype.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ks::DType;
+
+constexpr int kHidden = 7168, kInter = 2048, kExperts = 4, kBlock = 128, kCHalf = 64;
+
+double roundTo(DType t, double v)
+{
+    unsigned char bytes[4] {};
+    ks::storeElement(t, bytes, v);
+    return ks::loadElement(t, bytes);
+}
+
+int g_accumulatorBits = 0;
+
+double cut(double v)
+{
+    if (g_accumulatorBits == 0 || v == 0.0)
+        return v;
+    int exponent = 0;
+    const double mantissa = std::frexp(v, &exponent);
+    const double scale = std::ldexp(1.0, g_accumulatorBits);
+    return std::ldexp(std::trunc(mantissa * scale) / scale, exponent);
+}
+
+// sum over 128-wide k blocks of (a_kb . b_kb) * scale(kb)
+template <class Scale>
+double blockDot(const double* a, const float* b, int k, Scale scale)
+{
+    double acc = 0.0;
+    for (int kb = 0; kb < k / kBlock; ++kb) {
+        double part = 0.0;
+        for (int i = kb * kBlock; i < (kb + 1) * kBlock; ++i) {
+            part += a[i] * b[i];
+            if (i % 32 == 31)
+                part = cut(part);
+        }
+        acc += part * scale(kb);
+    }
+    return acc;
+}
+
+enum Form { Exact, Bf16, Bf16HiLo, Fp8x1, Fp8x2, Fp8x3, kForms };
+constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo",
+                                                      "e4m3 x 1 plane",     "e4m3 x 2 planes", "e4m3 x 3 planes"};
+
+// C as the second GEMM sees it.  e4m3 planes: one scale per 64 columns (amax / 448), each plane
+// the rounding residual of the ones before, all in that scale (so they share an accumulator).
+std::vector<double> asSeen(Form form, const std::vector<double>& c)
+{
+    std::vector<double> out(c.size());
+    for (std::size_t h = 0; h < c.size(); h += kCHalf) {
+        double amax = 0.0;
+        for (std::size_t i = h; i < h + kCHalf; ++i)
+            amax = std::max(amax, std::fabs(c[i]));
+        const double scale = amax > 0.0 ? amax / 448.0 : 1.0;
+        for (std::size_t i = h; i < h + kCHalf; ++i) {
+            if (form == Exact) {
+                out[i] = c[i];
+            } else if (form == Bf16) {
+                out[i] = roundTo(DType::BFloat16, c[i]);
+            } else if (form == Bf16HiLo) {
+                const double hi = roundTo(DType::BFloat16, c[i]);
+                out[i] = hi + roundTo(DType::BFloat16, c[i] - hi);
+            } else {
+                double rest = c[i] / scale, sum = 0.0;
+                for (int plane = 0; plane <= form - Fp8x1; ++plane) {
+                    const double q = roundTo(DType::Float8E4M3, rest);
+                    sum += q;
+                    rest -= q;
+                }
+                out[i] = sum * scale;
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const int tokens = argc > 1 ? std::max(1, std::atoi(argv[1])) : 6;
+    const int bits = argc > 2 ? std::atoi(argv[2]) : 0;
+    std::mt19937_64 rng(42);
+    std::normal_distribution<double> normal;
+    auto e4m3 = [&] { return static_cast<float>(roundTo(DType::Float8E4M3, std::clamp(normal(rng), -2.0, 2.0))); };
+    std::vector<float> w1(std::size_t(kExperts) * 2 * kInter * kHidden), w2(std::size_t(kExperts) * kHidden * kInter);
+    std::vector<float> s1(kExperts * 32 * 56), s2(kExperts * 56 * 16);
+    std::generate(w1.begin(), w1.end(), e4m3);
+    std::generate(w2.begin(), w2.end(), e4m3);
+    std::generate(s1.begin(), s1.end(), [&] { return static_cast<float>(normal(rng)); });
+    std::generate(s2.begin(), s2.end(), [&] { return static_cast<float>(normal(rng)); });
+
+    std::array<long, kForms> misses {};
+    std::array<double, kForms> worstMissOverRms {};
+    long elements = 0;
+    for (int t = 0; t < tokens; ++t) {
+        std::vector<double> x(kHidden), xs(56);
+        std::generate(x.begin(), x.end(), e4m3);
+        std::generate(xs.begin(), xs.end(), [&] { return normal(rng); });
+        std::array<std::vector<double>, kForms> out;
+        out.fill(std::vector<double>(kHidden, 0.0));
+        for (int e = 0; e < kExperts; ++e) {
+            if (e > 0 && rng() % 2)
+                continue; // one to four local experts a token
+            const double weight = normal(rng);
+            for (int f = 0; f < kForms; ++f) {
+                g_accumulatorBits = f == Exact ? 0 : bits;
+                std::vector<double> g(2 * kInter), c(kInter);
+                for (int n = 0; n < 2 * kInter; ++n)
+                    g[n] = blockDot(x.data(), &w1[(std::size_t(e) * 2 * kInter + n) * kHidden], kHidden,
+                                    [&](int kb) { return xs[kb] * s1[(e * 32 + n / kBlock) * 56 + kb]; });
+                for (int i = 0; i < kInter; ++i)
+                    c[i] = g[kInter + i] / (1.0 + std::exp(-g[kInter + i])) * g[i];
+                const std::vector<double> seen = asSeen(static_cast<Form>(f), c);
+                for (int h = 0; h < kHidden; ++h)
+                    out[f][h] += weight * blockDot(seen.data(), &w2[(std::size_t(e) * kHidden + h) * kInter], kInter,
+                                                   [&](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); });
+            }
+        }
+        double rms = 0.0;
+        for (double v : out[Exact])
+            rms += v * v;
+        rms = std::sqrt(rms / kHidden);
+        for (int h = 0; h < kHidden; ++h, ++elements) {
+            const double expected = roundTo(DType::BFloat16, out[Exact][h]);
+            for (int f = 0; f < kForms; ++f) {
+                const double error = std::fabs(roundTo(DType::BFloat16, out[f][h]) - expected);
+                if (error > 1e-2 + 1e-2 * std::fabs(expected)) {
+                    ++misses[f];
+                    worstMissOverRms[f] = std::max(worstMissOverRms[f], error / rms);
+                }
+            }
+        }
+    }
+    std::printf("%d tokens (%ld output elements), accumulator %s\n\n", tokens, elements,
+                bits ? (std::to_string(bits) + " bits").c_str() : "exact");
+    std::printf("| C as the second GEMM reads it | elements missing 1e-2 | worst miss / output RMS |\n|---|---:|---:|\n");
+    for (int f = 0; f < kForms; ++f)
+        std::printf("| %s | %.4f %% | %.4f |\n", kFormNames[f], 100.0 * double(misses[f]) / double(elements),
+                    worstMissOverRms[f]);
+}
