@@ -48,8 +48,7 @@ double cut(double v)
 }
 
 // sum over 128-wide k blocks of (a_kb . b_kb) * scale(kb)
-template <class Scale>
-double blockDot(const double* a, const float* b, int k, Scale scale)
+template<class Scale> double blockDot(const double* a, const float* b, int k, Scale scale)
 {
     double acc = 0.0;
     for (int kb = 0; kb < k / kBlock; ++kb) {
@@ -65,8 +64,8 @@ double blockDot(const double* a, const float* b, int k, Scale scale)
 }
 
 enum Form { Exact, Bf16, Bf16HiLo, Fp8x1, Fp8x2, Fp8x3, kForms };
-constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo",
-                                                      "e4m3 x 1 plane",     "e4m3 x 2 planes", "e4m3 x 3 planes"};
+constexpr std::array<const char*, kForms> kFormNames {
+    "double (reference)", "bf16", "bf16 hi + lo", "e4m3 x 1 plane", "e4m3 x 2 planes", "e4m3 x 3 planes"};
 
 // C as the second GEMM sees it.  e4m3 planes: one scale per 64 columns (amax / 448), each plane
 // the rounding residual of the ones before, all in that scale (so they share an accumulator).
@@ -87,7 +86,8 @@ std::vector<double> asSeen(Form form, const std::vector<double>& c)
                 const double hi = roundTo(DType::BFloat16, c[i]);
                 out[i] = hi + roundTo(DType::BFloat16, c[i] - hi);
             } else {
-                double rest = c[i] / scale, sum = 0.0;
+                double rest = c[i] / scale;
+                double sum = 0.0;
                 for (int plane = 0; plane <= form - Fp8x1; ++plane) {
                     const double q = roundTo(DType::Float8E4M3, rest);
                     sum += q;
@@ -109,8 +109,10 @@ int main(int argc, char** argv)
     std::mt19937_64 rng(42);
     std::normal_distribution<double> normal;
     auto e4m3 = [&] { return static_cast<float>(roundTo(DType::Float8E4M3, std::clamp(normal(rng), -2.0, 2.0))); };
-    std::vector<float> w1(std::size_t(kExperts) * 2 * kInter * kHidden), w2(std::size_t(kExperts) * kHidden * kInter);
-    std::vector<float> s1(kExperts * 32 * 56), s2(kExperts * 56 * 16);
+    std::vector<float> w1(std::size_t(kExperts) * 2 * kInter * kHidden);
+    std::vector<float> w2(std::size_t(kExperts) * kHidden * kInter);
+    std::vector<float> s1(std::size_t(kExperts) * 32 * 56);
+    std::vector<float> s2(std::size_t(kExperts) * 56 * 16);
     std::generate(w1.begin(), w1.end(), e4m3);
     std::generate(w2.begin(), w2.end(), e4m3);
     std::generate(s1.begin(), s1.end(), [&] { return static_cast<float>(normal(rng)); });
@@ -120,7 +122,8 @@ int main(int argc, char** argv)
     std::array<double, kForms> worstMissOverRms {};
     long elements = 0;
     for (int t = 0; t < tokens; ++t) {
-        std::vector<double> x(kHidden), xs(56);
+        std::vector<double> x(kHidden);
+        std::vector<double> xs(56);
         std::generate(x.begin(), x.end(), e4m3);
         std::generate(xs.begin(), xs.end(), [&] { return normal(rng); });
         std::array<std::vector<double>, kForms> out;
@@ -131,16 +134,18 @@ int main(int argc, char** argv)
             const double weight = normal(rng);
             for (int f = 0; f < kForms; ++f) {
                 g_accumulatorBits = f == Exact ? 0 : bits;
-                std::vector<double> g(2 * kInter), c(kInter);
+                std::vector<double> g(std::size_t(2) * kInter);
+                std::vector<double> c(kInter);
                 for (int n = 0; n < 2 * kInter; ++n)
                     g[n] = blockDot(x.data(), &w1[(std::size_t(e) * 2 * kInter + n) * kHidden], kHidden,
-                                    [&](int kb) { return xs[kb] * s1[(e * 32 + n / kBlock) * 56 + kb]; });
+                        [&](int kb) { return xs[kb] * s1[(e * 32 + n / kBlock) * 56 + kb]; });
                 for (int i = 0; i < kInter; ++i)
                     c[i] = g[kInter + i] / (1.0 + std::exp(-g[kInter + i])) * g[i];
                 const std::vector<double> seen = asSeen(static_cast<Form>(f), c);
                 for (int h = 0; h < kHidden; ++h)
-                    out[f][h] += weight * blockDot(seen.data(), &w2[(std::size_t(e) * kHidden + h) * kInter], kInter,
-                                                   [&](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); });
+                    out[f][h] += weight
+                        * blockDot(seen.data(), &w2[(std::size_t(e) * kHidden + h) * kInter], kInter,
+                            [&](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); });
             }
         }
         double rms = 0.0;
@@ -159,9 +164,10 @@ int main(int argc, char** argv)
         }
     }
     std::printf("%d tokens (%ld output elements), accumulator %s\n\n", tokens, elements,
-                bits ? (std::to_string(bits) + " bits").c_str() : "exact");
-    std::printf("| C as the second GEMM reads it | elements missing 1e-2 | worst miss / output RMS |\n|---|---:|---:|\n");
+        bits ? (std::to_string(bits) + " bits").c_str() : "exact");
+    std::printf(
+        "| C as the second GEMM reads it | elements missing 1e-2 | worst miss / output RMS |\n|---|---:|---:|\n");
     for (int f = 0; f < kForms; ++f)
         std::printf("| %s | %.4f %% | %.4f |\n", kFormNames[f], 100.0 * double(misses[f]) / double(elements),
-                    worstMissOverRms[f]);
+            worstMissOverRms[f]);
 }
