@@ -17,15 +17,17 @@
 //   3. scatter    each local slot's row: its token and weight; each slot learns its row.
 //   4. gemm1      per (expert tile of 128 rows, 64 intermediate columns): the token rows, gathered
 //                 straight from hidden_states, against W1's 64 up rows and the matching 64 gate
-//                 rows in one 128-row B panel, so one thread holds an up value and its gate.  The
-//                 products of each 128-wide k block are exact and go to a second set of
-//                 accumulators, which is then multiplied by the two block scales in fp32 and added
-//                 (the scales are random and signed, so they cannot be folded into the operands).
+//                 rows in one 128-row B panel, so one thread holds an up value and its gate.  Each
+//                 128-wide k block's products go to a second set of accumulators, which is then
+//                 multiplied by the two block scales in fp32 and added (the scales are random and
+//                 signed, so they cannot be folded into the operands).  fp8 wgmma keeps only about
+//                 14 bits of its running sum; promoting every 128 k bounds what that costs.
 //                 C = silu(gate) * up leaves as three e4m3 planes with one scale per row and 64
 //                 columns: C ~ s (q0 + q1 + q2), each plane the rounding residual of the ones
 //                 before.  One plane (what fp8 serving kernels keep) fails the task's 95 % rule on
-//                 about 74 % of the elements, two on about 3.5 %; three miss 0.07 % (a host
-//                 simulation of the task's draws, docs/perf.md).
+//                 about 72 % of the elements, two on about 3.3 %; three miss 0.06 %, or 0.7 % with
+//                 a 14-bit model of the accumulator, as the bf16 hi + lo pair does (a host model
+//                 of the task's draws, bench/moe_c_precision.cpp, docs/perf.md).
 //   5. gemm2      per (expert tile, 128 hidden columns): O = C W2^T, the three planes against the
 //                 same W2 panel into one accumulator, folded per 64-wide k half with C's scale and
 //                 W2's block scale, times the slot's weight, fp32.
@@ -77,6 +79,7 @@ constexpr int kAlignSlack = 1024;
 constexpr int kGemm1Smem = kStages1 * 2 * kPanelBytes + kAlignSlack;               // A, B
 constexpr int kGemm2Smem = kStages2 * (kCPlanes + 1) * kPanelBytes + kAlignSlack;  // 3 planes, B
 constexpr float kE4m3Max = 448.0f;
+constexpr float kTinyC = 1e-30f;
 
 // ------------------------------------------------------------------ PTX wrappers
 
@@ -390,6 +393,7 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
         amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 1));
         amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
         const int r = acc_row(2 * h);
+        if (amax[h] < kTinyC) amax[h] = 0.0f;  // 448 / amax would overflow: such a C counts as zero
         if (r < rows && (threadIdx.x & 3) == 0) p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / kE4m3Max;
     }
     const int kb = n0 / kBlock, in_block = n0 % kBlock;
