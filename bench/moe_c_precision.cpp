@@ -4,11 +4,16 @@
 // scales N(0, 1), tasks/moe_fp8_block_scale_...): the first GEMM exactly as the task defines it,
 // then C in each candidate form, then the second GEMM, compared with C kept in double.
 //
-//   ksearch_bench_moe_precision [TOKENS] [ACCUMULATOR_BITS]
+//   ksearch_bench_moe_precision [TOKENS] [ACCUMULATOR_BITS] [ALIGN_BITS]
 //
-// ACCUMULATOR_BITS > 0 also cuts every 128-wide block's running sums to that many significant
-// bits after each 32 products, a pessimistic model of Hopper's fp8 tensor-core accumulator (about
-// 14 bits kept, per DeepSeek-V3's report), applied to both GEMMs of every form but the exact one.
+// Two models of Hopper's fp8 tensor-core accumulator (about 14 bits kept, per DeepSeek-V3's
+// report), applied to both GEMMs of every form but the reference, one k32 instruction (32
+// products) at a time: ACCUMULATOR_BITS > 0 cuts the running sum to that many significant bits
+// after each instruction; ALIGN_BITS > 0 instead cuts the running sum and each product to that
+// many bits below the largest of them, so small products added to a large sum lose their low
+// bits (the harsher model; on an H100 the kernel's misses fell between the two).  Two forms run
+// the three e4m3 planes through that model in the kernel's order, plane after plane into one
+// accumulator: largest first, and smallest first as baseline.cu does.
 // The figures are in docs/perf.md ("MoE on fp8 tensor cores").
 
 #include "task/dtype.h"
@@ -36,6 +41,7 @@ double roundTo(DType t, double v)
 }
 
 int g_accumulatorBits = 0;
+int g_alignBits = 0;
 
 double cut(double v)
 {
@@ -47,25 +53,87 @@ double cut(double v)
     return std::ldexp(std::trunc(mantissa * scale) / scale, exponent);
 }
 
+// One k32 instruction: sum + a[0..31] . b[0..31], as the models above make it.
+double instruction(double sum, const double* a, const float* b)
+{
+    if (g_alignBits == 0) {
+        for (int i = 0; i < 32; ++i)
+            sum += a[i] * b[i];
+        return cut(sum);
+    }
+    double largest = std::fabs(sum);
+    for (int i = 0; i < 32; ++i)
+        largest = std::max(largest, std::fabs(a[i] * b[i]));
+    if (largest == 0.0)
+        return sum;
+    int exponent = 0;
+    std::frexp(largest, &exponent);
+    const double quantum = std::ldexp(1.0, exponent - g_alignBits);
+    double out = std::trunc(sum / quantum) * quantum;
+    for (int i = 0; i < 32; ++i)
+        out += std::trunc(a[i] * b[i] / quantum) * quantum;
+    return out;
+}
+
 // sum over 128-wide k blocks of (a_kb . b_kb) * scale(kb)
 template<class Scale> double blockDot(const double* a, const float* b, int k, Scale scale)
 {
     double acc = 0.0;
     for (int kb = 0; kb < k / kBlock; ++kb) {
         double part = 0.0;
-        for (int i = kb * kBlock; i < (kb + 1) * kBlock; ++i) {
-            part += a[i] * b[i];
-            if (i % 32 == 31)
-                part = cut(part);
-        }
+        for (int i = kb * kBlock; i < (kb + 1) * kBlock; i += 32)
+            part = instruction(part, a + i, b + i);
         acc += part * scale(kb);
     }
     return acc;
 }
 
-enum Form { Exact, Bf16, Bf16HiLo, Fp8x1, Fp8x2, Fp8x3, kForms };
-constexpr std::array<const char*, kForms> kFormNames {
-    "double (reference)", "bf16", "bf16 hi + lo", "e4m3 x 1 plane", "e4m3 x 2 planes", "e4m3 x 3 planes"};
+enum Form { Exact, Bf16, Bf16HiLo, Fp8x1, Fp8x2, Fp8x3, Fp8x3LargestFirst, Fp8x3SmallestFirst, kForms };
+constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo", "e4m3 x 1 plane",
+    "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly", "e4m3 x 3 planes, largest first",
+    "e4m3 x 3 planes, smallest first"};
+
+// The three planes of C and their scales (one per 64 columns), as gemm1 writes them.
+struct Planes {
+    std::array<std::vector<double>, 3> plane;
+    std::vector<double> scale;
+};
+
+Planes planesOf(const std::vector<double>& c)
+{
+    Planes p;
+    p.plane.fill(std::vector<double>(c.size()));
+    for (std::size_t h = 0; h < c.size(); h += kCHalf) {
+        double amax = 0.0;
+        for (std::size_t i = h; i < h + kCHalf; ++i)
+            amax = std::max(amax, std::fabs(c[i]));
+        p.scale.push_back(amax > 0.0 ? amax / 448.0 : 1.0);
+        for (std::size_t i = h; i < h + kCHalf; ++i) {
+            double rest = c[i] / p.scale.back();
+            for (auto& plane : p.plane) {
+                plane[i] = roundTo(DType::Float8E4M3, rest);
+                rest -= plane[i];
+            }
+        }
+    }
+    return p;
+}
+
+// A row of W2 against the planes, plane after plane into one accumulator per 64-wide k half.
+template<class Scale> double planeDot(const Planes& p, bool smallestFirst, const float* b, Scale blockScale)
+{
+    double acc = 0.0;
+    for (int half = 0; half < kInter / kCHalf; ++half) {
+        double part = 0.0;
+        for (int n = 0; n < 3; ++n) {
+            const std::vector<double>& plane = p.plane[smallestFirst ? 2 - n : n];
+            for (int i = half * kCHalf; i < (half + 1) * kCHalf; i += 32)
+                part = instruction(part, plane.data() + i, b + i);
+        }
+        acc += part * p.scale[half] * blockScale(half * kCHalf / kBlock);
+    }
+    return acc;
+}
 
 // C as the second GEMM sees it.  e4m3 planes: one scale per 64 columns (amax / 448), each plane
 // the rounding residual of the ones before, all in that scale (so they share an accumulator).
@@ -106,6 +174,7 @@ int main(int argc, char** argv)
 {
     const int tokens = argc > 1 ? std::max(1, std::atoi(argv[1])) : 6;
     const int bits = argc > 2 ? std::atoi(argv[2]) : 0;
+    const int alignBits = argc > 3 ? std::atoi(argv[3]) : 0;
     std::mt19937_64 rng(42);
     std::normal_distribution<double> normal;
     auto e4m3 = [&] { return static_cast<float>(roundTo(DType::Float8E4M3, std::clamp(normal(rng), -2.0, 2.0))); };
@@ -134,6 +203,7 @@ int main(int argc, char** argv)
             const double weight = normal(rng);
             for (int f = 0; f < kForms; ++f) {
                 g_accumulatorBits = f == Exact ? 0 : bits;
+                g_alignBits = f == Exact ? 0 : alignBits;
                 std::vector<double> g(std::size_t(2) * kInter);
                 std::vector<double> c(kInter);
                 for (int n = 0; n < 2 * kInter; ++n)
@@ -141,11 +211,21 @@ int main(int argc, char** argv)
                         [&](int kb) { return xs[kb] * s1[(e * 32 + n / kBlock) * 56 + kb]; });
                 for (int i = 0; i < kInter; ++i)
                     c[i] = g[kInter + i] / (1.0 + std::exp(-g[kInter + i])) * g[i];
+                auto w2Scale = [&](int h) {
+                    return [&, h](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); };
+                };
+                if (f == Fp8x3LargestFirst || f == Fp8x3SmallestFirst) {
+                    const Planes planes = planesOf(c);
+                    for (int h = 0; h < kHidden; ++h)
+                        out[f][h] += weight
+                            * planeDot(planes, f == Fp8x3SmallestFirst, &w2[(std::size_t(e) * kHidden + h) * kInter],
+                                w2Scale(h));
+                    continue;
+                }
                 const std::vector<double> seen = asSeen(static_cast<Form>(f), c);
                 for (int h = 0; h < kHidden; ++h)
                     out[f][h] += weight
-                        * blockDot(seen.data(), &w2[(std::size_t(e) * kHidden + h) * kInter], kInter,
-                            [&](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); });
+                        * blockDot(seen.data(), &w2[(std::size_t(e) * kHidden + h) * kInter], kInter, w2Scale(h));
             }
         }
         double rms = 0.0;
@@ -163,8 +243,10 @@ int main(int argc, char** argv)
             }
         }
     }
-    std::printf("%d tokens (%ld output elements), accumulator %s\n\n", tokens, elements,
-        bits ? (std::to_string(bits) + " bits").c_str() : "exact");
+    std::printf("%d tokens (%ld output elements), accumulator: %s\n\n", tokens, elements,
+        alignBits  ? (std::to_string(alignBits) + " bits below the largest term").c_str()
+            : bits ? (std::to_string(bits) + " significant bits").c_str()
+                   : "exact");
     std::printf(
         "| C as the second GEMM reads it | elements missing 1e-2 | worst miss / output RMS |\n|---|---:|---:|\n");
     for (int f = 0; f < kForms; ++f)

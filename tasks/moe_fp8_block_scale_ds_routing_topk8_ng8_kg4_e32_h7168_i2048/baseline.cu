@@ -1,6 +1,6 @@
 // FP8 block-scale MoE with DeepSeek-V3 routing for H200 (sm_90a): warp-parallel routing, a
-// per-expert token permutation, and both grouped GEMMs on Hopper's warpgroup tensor cores
-// (wgmma.m64n128k16, bf16 operands, fp32 accumulation).
+// per-expert token permutation, and both grouped GEMMs on Hopper's fp8 warpgroup tensor cores
+// (wgmma.m64n128k32, e4m3 operands, fp32 accumulation).
 //
 //   1. route      a warp per token: sigmoid, biased group scores (top-2 of each group of 32 by
 //                 shuffles), 4 of 8 groups, 8 experts by eight warp-wide arg-max rounds, weights
@@ -9,31 +9,34 @@
 //   2. plan       one warp: each expert's first row (a scan of the counts) and the list of
 //                 128-row tiles, so the GEMM grids need no host round trip.
 //   3. scatter    each local slot's row: its token and weight; each slot learns its row.
-//   4. widen      the tokens (all of them) and the weights of every expert that got a token
-//                 from fp8 to bf16, unscaled: every e4m3 value is exact in bf16, so the tensor
-//                 cores' products are exact, and the block scales are applied in fp32 once per
-//                 128-wide k block (each block's products go to a second set of accumulators,
-//                 which is then scaled and added).  Scaling before rounding to bf16 would cost
-//                 2^-9 relatively per operand; with the task's per-element 1e-2 tolerance that
-//                 failed about 10 % of the elements (those near zero), over the 5 % allowed.
-//   5. gemm1      per (expert tile of 128 rows, 64 intermediate columns): the rows gathered by
-//                 token, W1's 64 up rows and the matching 64 gate rows in one 128-row B panel, so
-//                 one thread holds an up value and its gate: C = silu(gate) * up, kept as two
-//                 bf16 planes, hi = bf16(C) and lo = bf16(C - hi), 16 bits of C's mantissa.
-//   6. gemm2      per (expert tile, 128 hidden columns): O = (C_hi + C_lo) W2^T, two products per
-//                 k step, times the block scales and the slot's weight, fp32.
-//   7. combine    output[t] = the sum of O over the token's local slots in slot order (no atomics:
+//   4. gemm1      per (expert tile of 128 rows, 64 intermediate columns): the token rows, gathered
+//                 straight from hidden_states, against W1's 64 up rows and the matching 64 gate
+//                 rows in one 128-row B panel, so one thread holds an up value and its gate.  Each
+//                 128-wide k block's products go to a second set of accumulators, which is then
+//                 multiplied by the two block scales in fp32 and added (the scales are random and
+//                 signed, so they cannot be folded into the operands).  fp8 wgmma keeps only about
+//                 14 bits of its running sum; promoting every 128 k bounds what that costs.
+//                 C = silu(gate) * up leaves as three e4m3 planes with one scale per row and 64
+//                 columns: C ~ s (q0 + q1 + q2), each plane the rounding residual of the ones
+//                 before.  One plane (what fp8 serving kernels keep) fails the task's 95 % rule on
+//                 about 72 % of the elements, two on about 3.3 %; three miss 0.06 %, or 0.7 % with
+//                 a 14-bit model of the accumulator, as the bf16 hi + lo pair does (a host model
+//                 of the task's draws, bench/moe_c_precision.cpp, docs/perf.md).
+//   5. gemm2      per (expert tile, 128 hidden columns): O = C W2^T, the three planes against the
+//                 same W2 panel into one accumulator, folded per 64-wide k half with C's scale and
+//                 W2's block scale, times the slot's weight, fp32.
+//   6. combine    output[t] = the sum of O over the token's local slots in slot order (no atomics:
 //                 the result is the same on every run), bf16.
 //
-// The GEMM tiles are those of tasks/trimul's baseline: 128 x 128, shared panels of 128 rows x
-// 64 bf16 (128-byte rows, 16-byte chunks XOR-swizzled by row & 7: the hardware's 128-byte
-// swizzle on 1024-byte boundaries), a three-stage cp.async ring, one wgmma chain per warpgroup.
-// Not yet: fp8 tensor cores (twice bf16's rate) with the scales applied per 128-wide k block,
-// and a split-K path for the few-token workloads, which read each active expert's weights
-// three times here (fp8, then bf16 written and read back).
+// Tiles: 128 x 128, shared panels of 128 rows x one 128-wide k block of e4m3 (128-byte rows, 16-byte
+// chunks XOR-swizzled by row & 7: the hardware's 128-byte swizzle on 1024-byte boundaries), a
+// cp.async ring (four stages for gemm1, three of four panels for gemm2), one wgmma chain per
+// warpgroup.  Not yet: a split-K path for the few-token workloads, and producer/consumer
+// warpgroups with the fold of one k block under the products of the next.
 #include "ks_task.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <climits>
 #include <cstdint>
@@ -42,6 +45,7 @@
 namespace {
 
 using bf16 = __nv_bfloat16;
+using u8 = unsigned char;
 
 constexpr int kExperts = (int)KS_NUM_EXPERTS;
 constexpr int kLocal = (int)KS_NUM_LOCAL_EXPERTS;
@@ -56,20 +60,26 @@ constexpr int kBlock = 128;
 static_assert(kExperts == 256 && kLocal == 32 && kGemm1Out == 2 * kInter, "routing and tiling assume these");
 static_assert(kHidden % 128 == 0 && kInter % 128 == 0, "tiling");
 
-constexpr int kThreads = 256;                    // two warpgroups
+constexpr int kThreads = 256;                      // two warpgroups
 constexpr int kTile = 128;
-constexpr int kPanel = 64;
-constexpr int kPanelBytes = kTile * kPanel * 2;  // 16 KB
-constexpr int kStages = 3;
+constexpr int kPanelBytes = kTile * kBlock;        // 128 rows x one k block of e4m3: 16 KB
+constexpr int kUpCols = 64;                        // gemm1: 64 up and 64 gate columns a tile
+constexpr int kCPlanes = 3;                        // C ~ s (q0 + q1 + q2)
+constexpr int kCHalf = 64;                         // C's scale covers 64 columns (one gemm1 tile)
+constexpr int kCScales = kInter / kCHalf;          // 32 a row
+constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
+constexpr int kStages1 = 4, kStages2 = 3;
 constexpr int kAlignSlack = 1024;
-constexpr int kGemmSmem = kStages * 3 * kPanelBytes + kAlignSlack;  // A (and A lo, gemm2) and B
-constexpr int kUpCols = 64;                      // gemm1: 64 up and 64 gate columns a tile
+constexpr int kGemm1Smem = kStages1 * 2 * kPanelBytes + kAlignSlack;               // A, B
+constexpr int kGemm2Smem = kStages2 * (kCPlanes + 1) * kPanelBytes + kAlignSlack;  // 3 planes, B
+constexpr float kE4m3Max = 448.0f;
+constexpr float kTinyC = 1e-30f;
 
 // ------------------------------------------------------------------ PTX wrappers
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
-__device__ __forceinline__ unsigned char* align1024(unsigned char* p)
+__device__ __forceinline__ u8* align1024(u8* p)
 {
     return p + ((kAlignSlack - (smem_u32(p) & (kAlignSlack - 1))) & (kAlignSlack - 1));
 }
@@ -100,16 +110,17 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
-__device__ __forceinline__ void wgmma_bf16_m64n128k16(Acc& d, uint64_t da, uint64_t db)
+// fp8 operands must be k-major (no transpose immediates): both panels are, k contiguous in a row.
+__device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint64_t db)
 {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, 1, 1, 0, 0;\n}\n"
+        "%64, %65, p, 1, 1;\n}\n"
         :
           "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -122,54 +133,55 @@ __device__ __forceinline__ void wgmma_bf16_m64n128k16(Acc& d, uint64_t da, uint6
         : "l"(da), "l"(db), "r"(1));
 }
 
-__device__ __forceinline__ void panel_mma(Acc& acc, uint32_t a_panel, uint32_t b_panel)
+__device__ __forceinline__ void zero(Acc& part)
 {
-    const uint32_t a = a_panel + (threadIdx.x >> 7) * 64 * 128;
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int ks = 0; ks < kPanel / 16; ++ks) wgmma_bf16_m64n128k16(acc, smem_desc(a + ks * 32), smem_desc(b_panel + ks * 32));
+    for (int e = 0; e < 64; ++e) part[e] = 0.0f;
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+// part += A B^T over kSteps k steps of 32 from byte k0 of the panels (this warpgroup's 64 A rows).
+template <int kSteps>
+__device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_panel, int k0)
+{
+    const uint32_t a = a_panel + (threadIdx.x >> 7) * 64 * 128 + k0, b = b_panel + k0;
+#pragma unroll
+    for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, smem_desc(a + ks * 32), smem_desc(b + ks * 32));
+}
+
+__device__ __forceinline__ void wait_products()
+{
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
 
-// acc = sum over 128-wide k blocks kb of fold(kb, A_kb B_kb^T), over `blocks` blocks: each block's
-// products are made in `part` and folded into acc with its scales in fp32.  row_a(r), row_a_lo(r)
-// and row_b(r) give row r's element 0 (nullptr: a zero row); bf16, k contiguous.  kSplitA: A is
-// the sum of two planes (row_a and row_a_lo), both multiplied by the same B panel.
-template <bool kSplitA, class RowA, class RowALo, class RowB, class Fold>
-__device__ __forceinline__ void gemm_blocks(Acc& acc, unsigned char* smem, int blocks, RowA row_a, RowALo row_a_lo, RowB row_b,
-                                            Fold fold)
+// Streams `blocks` 128-wide k blocks through a kStages ring; a stage holds kAPanels A panels and
+// one B panel.  row_a(r, plane, kb) and row_b(r, kb) give row r's 128 bytes of k block kb (row_a:
+// nullptr for a zero row).  stage(kb, a0, b) runs when block kb is in shared memory (a0: the first
+// A panel, the others follow every kPanelBytes); every thread calls it.
+template <int kStages, int kAPanels, class RowA, class RowB, class Stage>
+__device__ __forceinline__ void gemm_pipeline(u8* smem, int blocks, RowA row_a, RowB row_b, Stage stage)
 {
-    constexpr int kPlanes = kSplitA ? 3 : 2;  // per stage: A, (A lo,) B
-    const int steps = blocks * (kBlock / kPanel);
-    auto load = [&](int t) {
-        if (t < steps) {
-            unsigned char* st = smem + (t % kStages) * kPlanes * kPanelBytes;
-            for (int e = threadIdx.x; e < kPlanes * kTile * 8; e += kThreads) {
-                const int plane = e >> 10, r = (e >> 3) & (kTile - 1), c = e & 7;
-                const bf16* row = plane == kPlanes - 1 ? row_b(r) : (plane == 0 ? row_a(r) : row_a_lo(r));
-                cp_async16(smem_u32(st + plane * kPanelBytes) + swz(r, c), row ? row + t * kPanel + c * 8 : row_b(0), row != nullptr);
+    constexpr int kPanels = kAPanels + 1;
+    auto load = [&](int kb) {
+        if (kb < blocks) {
+            u8* st = smem + (kb % kStages) * kPanels * kPanelBytes;
+            for (int e = threadIdx.x; e < kPanels * kTile * 8; e += kThreads) {
+                const int panel = e >> 10, r = (e >> 3) & (kTile - 1), c = e & 7;
+                const u8* row = panel == kAPanels ? row_b(r, kb) : row_a(r, panel, kb);
+                cp_async16(smem_u32(st + panel * kPanelBytes) + swz(r, c), row ? row + c * 16 : row_b(0, kb), row != nullptr);
             }
         }
         cp_async_commit();
     };
     for (int s = 0; s < kStages - 1; ++s) load(s);
-    Acc part;
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
-    for (int t = 0; t < steps; ++t) {
+    for (int kb = 0; kb < blocks; ++kb) {
         cp_async_wait<kStages - 2>();
         fence_to_async();
         __syncthreads();
-        load(t + kStages - 1);
-        if (t % (kBlock / kPanel) == 0) {
-#pragma unroll
-            for (int e = 0; e < 64; ++e) part[e] = 0.0f;
-        }
-        const unsigned char* st = smem + (t % kStages) * kPlanes * kPanelBytes;
-        panel_mma(part, smem_u32(st), smem_u32(st + (kPlanes - 1) * kPanelBytes));
-        if (kSplitA) panel_mma(part, smem_u32(st + kPanelBytes), smem_u32(st + 2 * kPanelBytes));
-        if (t % (kBlock / kPanel) == kBlock / kPanel - 1) fold(t / (kBlock / kPanel), part);
+        load(kb + kStages - 1);
+        const uint32_t st = smem_u32(smem + (kb % kStages) * kPanels * kPanelBytes);
+        stage(kb, st, st + kAPanels * kPanelBytes);
     }
 }
 
@@ -185,11 +197,8 @@ struct Plan {
     float* slot_weight; // [T * 8]
     int* row_token;     // [T * 8] token of each row
     float* row_weight;  // [T * 8]
-    bf16* x;            // [T][7168] the fp8 tokens, widened
-    bf16* w1;           // [32][4096][7168] widened (experts with tokens only)
-    bf16* w2;           // [32][7168][2048]
-    bf16* c;            // [T * 8][2048] bf16(C)
-    bf16* c_lo;         // [T * 8][2048] bf16(C - c)
+    u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
+    float* c_scale;     // [T * 8][32] C's scale per 64 columns
     float* o;           // [T * 8][7168] weighted expert outputs
 };
 
@@ -317,85 +326,83 @@ __global__ void scatter_kernel(Plan p, int64_t slots)
     p.slot_row[i] = row;
 }
 
-// ------------------------------------------------------------------ 4. dequantisation
+// ------------------------------------------------------------------ 4., 5. the grouped GEMMs
 
-// Eight fp8 values to bf16, exactly.
-__device__ __forceinline__ void widen8(bf16* dst, const ks_f8e4m3_t* src)
+// Two e4m3 values, rounded to nearest, and what they stand for.
+__device__ __forceinline__ uint16_t to_e4m3x2(float2 v, float2& back)
 {
-    const uint2 raw = *reinterpret_cast<const uint2*>(src);
-    const ks_f8e4m3_t* q = reinterpret_cast<const ks_f8e4m3_t*>(&raw);
-    __align__(16) __nv_bfloat162 out[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) out[j] = __floats2bfloat162_rn(float(q[2 * j]), float(q[2 * j + 1]));
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(out);
+    const __nv_fp8x2_storage_t q = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, __NV_E4M3);
+    back = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(q, __NV_E4M3)));
+    return q;
 }
-
-__global__ void widen_tokens(KsArgs a, bf16* x)
-{
-    const int64_t total = a.seq_len * kHidden / 8;
-    for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < total; v += (int64_t)gridDim.x * blockDim.x)
-        widen8(x + v * 8, a.hidden_states + v * 8);
-}
-
-// Grid (blocks, 32 experts): both weight matrices of each expert that has a token.
-__global__ void widen_weights(KsArgs a, Plan p)
-{
-    const int le = blockIdx.y;
-    if (p.counts[le] == 0) return;
-    const int64_t n1 = (int64_t)kGemm1Out * kHidden / 8, n2 = (int64_t)kHidden * kInter / 8;
-    const ks_f8e4m3_t* w1 = a.gemm1_weights + (int64_t)le * kGemm1Out * kHidden;
-    const ks_f8e4m3_t* w2 = a.gemm2_weights + (int64_t)le * kHidden * kInter;
-    for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < n1 + n2; v += (int64_t)gridDim.x * blockDim.x) {
-        if (v < n1)
-            widen8(p.w1 + (int64_t)le * kGemm1Out * kHidden + v * 8, w1 + v * 8);
-        else
-            widen8(p.w2 + (int64_t)le * kHidden * kInter + (v - n1) * 8, w2 + (v - n1) * 8);
-    }
-}
-
-// ------------------------------------------------------------------ 5., 6. the grouped GEMMs
 
 // Grid (max tiles, 2048 / 64).  B panel rows 0..63: up rows n0.., rows 64..127: gate rows 2048 + n0..
 __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 {
     if ((int)blockIdx.x >= *p.num_tiles) return;
-    extern __shared__ unsigned char smem_raw[];
+    extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
-    unsigned char* smem = align1024(smem_raw);
+    u8* smem = align1024(smem_raw);
     const int le = p.tiles[2 * blockIdx.x], first = p.offsets[le] + p.tiles[2 * blockIdx.x + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
     const int n0 = blockIdx.y * kUpCols;
     if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
     __syncthreads();
-    const bf16* w1 = p.w1 + (int64_t)le * kGemm1Out * kHidden;
+    const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
+    const u8* w1 = reinterpret_cast<const u8*>(a.gemm1_weights) + (int64_t)le * kGemm1Out * kHidden;
     // The block scales this thread needs: its two rows' token scales, the up and gate blocks'.
     const int t0 = token[acc_row(0)], t1 = token[acc_row(2)];
     const float* s1 = a.gemm1_weights_scale + (int64_t)le * kGemm1Blocks * kHiddenBlocks;
     const int up_block = n0 / kBlock, gate_block = (kInter + n0) / kBlock;
-    Acc acc;
-    gemm_blocks<false>(
-        acc, smem, kHiddenBlocks,
-        [&](int r) -> const bf16* { return token[r] >= 0 ? p.x + (int64_t)token[r] * kHidden : nullptr; },
-        [&](int) -> const bf16* { return nullptr; },
-        [&](int r) -> const bf16* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
-        [&](int kb, const Acc& part) {
+    Acc acc, part;
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    gemm_pipeline<kStages1, 1>(
+        smem, kHiddenBlocks,
+        [&](int r, int, int kb) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden + kb * kBlock : nullptr; },
+        [&](int r, int kb) -> const u8* {
+            return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden + kb * kBlock;
+        },
+        [&](int kb, uint32_t a_panel, uint32_t b_panel) {
+            zero(part);
+            issue<kBlock / 32>(part, a_panel, b_panel, 0);
+            wait_products();
             const float x0 = t0 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t0] : 0.0f;
             const float x1 = t1 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t1] : 0.0f;
             const float up = s1[up_block * kHiddenBlocks + kb], gate = s1[gate_block * kHiddenBlocks + kb];
 #pragma unroll
             for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0) * (e < 32 ? up : gate);
         });
+    // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
+    // threads of a quad: one scale per row from their largest |C|.
+    float cv[32], amax[2] = {0.0f, 0.0f};
 #pragma unroll
-    for (int idx = 0; idx < 32; idx += 2) {  // columns 0..63: up; the gate of column c is c + 64
-        const int r = acc_row(idx), c = acc_col(idx);
+    for (int idx = 0; idx < 32; ++idx) {
+        const float g = acc[idx + 32];
+        cv[idx] = g / (1.0f + expf(-g)) * acc[idx];
+        amax[(idx >> 1) & 1] = fmaxf(amax[(idx >> 1) & 1], fabsf(cv[idx]));
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 1));
+        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
+        const int r = acc_row(2 * h);
+        if (amax[h] < kTinyC) amax[h] = 0.0f;  // 448 / amax would overflow: such a C counts as zero
+        if (r < rows && (threadIdx.x & 3) == 0) p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / kE4m3Max;
+    }
+    const int kb = n0 / kBlock, in_block = n0 % kBlock;
+#pragma unroll
+    for (int idx = 0; idx < 32; idx += 2) {
+        const int r = acc_row(idx);
         if (r >= rows) continue;
-        const float g0 = acc[idx + 32], g1 = acc[idx + 33];
-        const float c0 = g0 / (1.0f + expf(-g0)) * acc[idx], c1 = g1 / (1.0f + expf(-g1)) * acc[idx + 1];
-        const __nv_bfloat162 hi = __floats2bfloat162_rn(c0, c1);
-        const int64_t at = (int64_t)(first + r) * kInter + n0 + c;
-        *reinterpret_cast<__nv_bfloat162*>(p.c + at) = hi;
-        *reinterpret_cast<__nv_bfloat162*>(p.c_lo + at) =
-            __floats2bfloat162_rn(c0 - __bfloat162float(hi.x), c1 - __bfloat162float(hi.y));
+        const float m = amax[(idx >> 1) & 1], inv = m > 0.0f ? kE4m3Max / m : 0.0f;
+        float2 v = make_float2(cv[idx] * inv, cv[idx + 1] * inv), back;
+        u8* out = p.c + (int64_t)(first + r) * kCRowBytes + kb * kCPlanes * kBlock + in_block + acc_col(idx);
+#pragma unroll
+        for (int plane = 0; plane < kCPlanes; ++plane) {
+            *reinterpret_cast<uint16_t*>(out + plane * kBlock) = to_e4m3x2(v, back);
+            v = make_float2(v.x - back.x, v.y - back.y);
+        }
     }
 }
 
@@ -403,23 +410,40 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
     if ((int)blockIdx.x >= *p.num_tiles) return;
-    extern __shared__ unsigned char smem_raw[];
-    unsigned char* smem = align1024(smem_raw);
+    extern __shared__ u8 smem_raw[];
+    u8* smem = align1024(smem_raw);
     const int le = p.tiles[2 * blockIdx.x], first = p.offsets[le] + p.tiles[2 * blockIdx.x + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
     const int n0 = blockIdx.y * kTile;
-    const bf16* w2 = p.w2 + (int64_t)le * kHidden * kInter;
+    const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
     const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
-    Acc acc;
-    gemm_blocks<true>(
-        acc, smem, kInterBlocks,
-        [&](int r) -> const bf16* { return r < rows ? p.c + (int64_t)(first + r) * kInter : nullptr; },
-        [&](int r) -> const bf16* { return r < rows ? p.c_lo + (int64_t)(first + r) * kInter : nullptr; },
-        [&](int r) -> const bf16* { return w2 + (int64_t)(n0 + r) * kInter; },
-        [&](int kb, const Acc& part) {
-            const float scale = s2[kb];
+    const int r0 = acc_row(0), r1 = acc_row(2);
+    const float* cs0 = r0 < rows ? p.c_scale + (int64_t)(first + r0) * kCScales : nullptr;
+    const float* cs1 = r1 < rows ? p.c_scale + (int64_t)(first + r1) * kCScales : nullptr;
+    Acc acc, part;
 #pragma unroll
-            for (int e = 0; e < 64; ++e) acc[e] += part[e] * scale;
+    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    gemm_pipeline<kStages2, kCPlanes>(
+        smem, kInterBlocks,
+        [&](int r, int plane, int kb) -> const u8* {
+            return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes + (kb * kCPlanes + plane) * kBlock : nullptr;
+        },
+        [&](int r, int kb) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter + kb * kBlock; },
+        [&](int kb, uint32_t a_panel, uint32_t b_panel) {
+#pragma unroll
+            for (int h = 0; h < kBlock / kCHalf; ++h) {
+                zero(part);
+                // Smallest plane first: each wgmma cuts its products and the running sum to about
+                // 13 bits below the largest of them, so plane 0 last costs the small planes nothing.
+#pragma unroll
+                for (int plane = kCPlanes - 1; plane >= 0; --plane)
+                    issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf);
+                wait_products();
+                const int half = kb * (kBlock / kCHalf) + h;
+                const float x0 = cs0 ? cs0[half] * s2[kb] : 0.0f, x1 = cs1 ? cs1[half] * s2[kb] : 0.0f;
+#pragma unroll
+                for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
+            }
         });
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
@@ -430,7 +454,7 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
     }
 }
 
-// ------------------------------------------------------------------ 7. combine
+// ------------------------------------------------------------------ 6. combine
 
 __global__ void combine_kernel(KsArgs a, Plan p)
 {
@@ -476,11 +500,8 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.slot_weight = reinterpret_cast<float*>(take(slots * sizeof(float)));
     p.row_token = reinterpret_cast<int*>(take(slots * sizeof(int)));
     p.row_weight = reinterpret_cast<float*>(take(slots * sizeof(float)));
-    p.x = reinterpret_cast<bf16*>(take((size_t)T * kHidden * sizeof(bf16)));
-    p.w1 = reinterpret_cast<bf16*>(take((size_t)kLocal * kGemm1Out * kHidden * sizeof(bf16)));
-    p.w2 = reinterpret_cast<bf16*>(take((size_t)kLocal * kHidden * kInter * sizeof(bf16)));
-    p.c = reinterpret_cast<bf16*>(take(slots * kInter * sizeof(bf16)));
-    p.c_lo = reinterpret_cast<bf16*>(take(slots * kInter * sizeof(bf16)));
+    p.c = take(slots * kCRowBytes);
+    p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
     p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
     return at;
 }
@@ -500,8 +521,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     carve(static_cast<unsigned char*>(workspace), T, max_tiles, p);
 
     static const cudaError_t configured = [] {
-        cudaError_t err = cudaFuncSetAttribute(gemm1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemmSmem);
-        if (err == cudaSuccess) err = cudaFuncSetAttribute(gemm2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemmSmem);
+        cudaError_t err = cudaFuncSetAttribute(gemm1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm1Smem);
+        if (err == cudaSuccess) err = cudaFuncSetAttribute(gemm2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm2Smem);
         return err;
     }();
     if (configured != cudaSuccess) return (int)configured;
@@ -511,10 +532,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
-    widen_tokens<<<grid_of((T * (kHidden / 8) + 255) / 256, 4096), 256, 0, stream>>>(*args, p.x);
-    widen_weights<<<dim3(264, kLocal), 256, 0, stream>>>(*args, p);
-    gemm1_kernel<<<dim3((unsigned)max_tiles, kInter / kUpCols), kThreads, kGemmSmem, stream>>>(*args, p);
-    gemm2_kernel<<<dim3((unsigned)max_tiles, kHidden / kTile), kThreads, kGemmSmem, stream>>>(*args, p);
+    gemm1_kernel<<<dim3((unsigned)max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
+    gemm2_kernel<<<dim3((unsigned)max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
     combine_kernel<<<grid_of((T * (kHidden / 8) + 255) / 256, 8192), 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
 }

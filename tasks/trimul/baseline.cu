@@ -11,6 +11,12 @@
 // contraction tiles are a knob left off (TRIMUL_CONTRACT_WIDE=1: 1 % slower in the geometric
 // mean, 8 % on the largest shape). Geometric mean over the seven: 1,332.6 -> 1,296.4 us.
 //
+// Session 23 (2026-12-06, H100, docs/perf.md "TriMul, session 23") turned on three bulk-copy
+// stages written in session 22 (TRIMUL_PROJ_PP, TRIMUL_CONTRACT_PP, TRIMUL_OUTPUT_RESIDENT; each
+// described where it is defined): 1,374.6 -> 1,089.8 us in the kernel lab's geometric mean.  Where
+// a shape does not meet a stage's conditions (dim 128/256/384 with no padding; n a multiple of
+// 256; dim small enough to keep to_out resident), the session-16 path below runs.
+//
 //   0. prep       the six weight matrices to fp16 once per call (about a megabyte), the inner
 //                 dimension padded to a multiple of 64 with zeros, and the four gated projections
 //                 interleaved in groups of 16 rows (16 projection rows, then their 16 gate rows),
@@ -443,7 +449,7 @@ __global__ void __launch_bounds__(kThreads, 2) project_gemm_kernel(KsArgs a, con
 // runs the previous chunk's epilogue, so the tensor cores wait on neither the epilogue nor the
 // one CTA an SM.  dim 128, 256 or 384 (cp = dim; the input LayerNorm writes the images).
 #ifndef TRIMUL_PROJ_PP
-#define TRIMUL_PROJ_PP 0
+#define TRIMUL_PROJ_PP 1
 #endif
 
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
@@ -846,7 +852,7 @@ __global__ void __launch_bounds__(kThreads, 1) contract_wide_kernel(const f16* l
 // step's products left in flight.  A 256 x 128 tile reads 0.75x the operand bytes of two 128 x
 // 128 tiles, which matters because the contraction is bound by what L2 delivers.
 #ifndef TRIMUL_CONTRACT_PP
-#define TRIMUL_CONTRACT_PP 0
+#define TRIMUL_CONTRACT_PP 1
 #endif
 constexpr int kCpStages = 4;
 constexpr int kCpStageBytes = 3 * kPanelBytes;  // L rows i0 .. i0 + 127, i0 + 128 .., R rows j0 ..
@@ -1030,7 +1036,7 @@ __global__ void __launch_bounds__(2 * kRows, kRows == 128 ? TRIMUL_OUTPUT_MIN_BL
 // bytes as the rows' own output; here a persistent CTA loads it once and loops over row tiles,
 // several CTAs an SM so that one's plane loads overlap another's products.
 #ifndef TRIMUL_OUTPUT_RESIDENT
-#define TRIMUL_OUTPUT_RESIDENT 0
+#define TRIMUL_OUTPUT_RESIDENT 1
 #endif
 constexpr int kResidentMaxDim = 384;
 
