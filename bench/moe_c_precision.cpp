@@ -93,16 +93,17 @@ constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf1
     "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly", "e4m3 x 3 planes, largest first",
     "e4m3 x 3 planes, smallest first"};
 
-// The three planes of C and their scales (one per 64 columns), as gemm1 writes them.
+// C as e4m3 planes (gemm1 writes three) and their scales (one per 64 columns, amax / 448): each
+// plane the rounding residual of the ones before, all in that scale, so they share an accumulator.
 struct Planes {
-    std::array<std::vector<double>, 3> plane;
+    std::vector<std::vector<double>> plane;
     std::vector<double> scale;
 };
 
-Planes planesOf(const std::vector<double>& c)
+Planes planesOf(const std::vector<double>& c, int count = 3)
 {
     Planes p;
-    p.plane.fill(std::vector<double>(c.size()));
+    p.plane.assign(count, std::vector<double>(c.size()));
     for (std::size_t h = 0; h < c.size(); h += kCHalf) {
         double amax = 0.0;
         for (std::size_t i = h; i < h + kCHalf; ++i)
@@ -135,34 +136,24 @@ template<class Scale> double planeDot(const Planes& p, bool smallestFirst, const
     return acc;
 }
 
-// C as the second GEMM sees it.  e4m3 planes: one scale per 64 columns (amax / 448), each plane
-// the rounding residual of the ones before, all in that scale (so they share an accumulator).
+// C as the second GEMM sees it when every plane's products are summed exactly.
 std::vector<double> asSeen(Form form, const std::vector<double>& c)
 {
     std::vector<double> out(c.size());
-    for (std::size_t h = 0; h < c.size(); h += kCHalf) {
-        double amax = 0.0;
-        for (std::size_t i = h; i < h + kCHalf; ++i)
-            amax = std::max(amax, std::fabs(c[i]));
-        const double scale = amax > 0.0 ? amax / 448.0 : 1.0;
-        for (std::size_t i = h; i < h + kCHalf; ++i) {
-            if (form == Exact) {
-                out[i] = c[i];
-            } else if (form == Bf16) {
-                out[i] = roundTo(DType::BFloat16, c[i]);
-            } else if (form == Bf16HiLo) {
-                const double hi = roundTo(DType::BFloat16, c[i]);
-                out[i] = hi + roundTo(DType::BFloat16, c[i] - hi);
-            } else {
-                double rest = c[i] / scale;
-                double sum = 0.0;
-                for (int plane = 0; plane <= form - Fp8x1; ++plane) {
-                    const double q = roundTo(DType::Float8E4M3, rest);
-                    sum += q;
-                    rest -= q;
-                }
-                out[i] = sum * scale;
-            }
+    const Planes planes = form >= Fp8x1 ? planesOf(c, form - Fp8x1 + 1) : Planes {};
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        if (form == Exact) {
+            out[i] = c[i];
+        } else if (form == Bf16) {
+            out[i] = roundTo(DType::BFloat16, c[i]);
+        } else if (form == Bf16HiLo) {
+            const double hi = roundTo(DType::BFloat16, c[i]);
+            out[i] = hi + roundTo(DType::BFloat16, c[i] - hi);
+        } else {
+            double sum = 0.0;
+            for (const auto& plane : planes.plane)
+                sum += plane[i];
+            out[i] = sum * planes.scale[i / kCHalf];
         }
     }
     return out;
