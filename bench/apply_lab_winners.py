@@ -9,8 +9,8 @@ whether it matched reference.cu; a --check-only file has no latencies.  A varian
 matched on every workload of every file, and its geometric-mean latency beats the first variant
 (the shipped baseline) by more than --min-gain and every other such variant.  The winner is then
 applied: a --copy variant's file replaces baseline.cu (without its leading "Candidate for" note),
-a --knobs variant's knobs get the default 1.  Prints what it did; exit 0 either way, 2 on bad
-input.
+a --knobs variant's knobs get the default 1.  Prints what it did; exit 0 either way, 1 with a
+message on bad input.
 """
 import argparse
 import json
@@ -45,8 +45,8 @@ def strip_candidate_note(text):
     lines = text.splitlines(keepends=True)
     if not lines or not lines[0].startswith("// Candidate for"):
         return text
-    end = next(i for i, line in enumerate(lines) if line.strip() == "//")
-    return "".join(lines[end + 1:])
+    end = next((i for i, line in enumerate(lines) if line.strip() == "//"), None)
+    return text if end is None else "".join(lines[end + 1:])
 
 
 def main():
