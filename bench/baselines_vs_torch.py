@@ -263,6 +263,10 @@ def trimul_setup(w, defn):
 
 # ------------------------------------------------------------------ FP8 MoE
 
+# H100 / H200 SXM, dense e4m3 tensor cores (twice the 989 TFLOP/s of bf16); both cards have it.
+FP8_DENSE_PEAK_TFLOPS = 1979.0
+
+
 def moe_setup(w, defn):
     T, E, L, D, I = w["axes"]["seq_len"], 256, 32, 7168, 2048
     fp8 = torch.float8_e4m3fn
@@ -306,6 +310,17 @@ def moe_setup(w, defn):
 
     def exact():
         return module(torch.float64).float(), None
+
+    # What these inputs cost: each (token, local expert) pair runs both GEMMs, 2 * 3 * D * I FLOPs.
+    # The routing is recomputed in fp32, as the task's precision rule has it.
+    s = torch.sigmoid(logits)
+    sb = s + bias.float()
+    group = sb.view(T, 8, 32).topk(2, -1).values.sum(-1)
+    kept = torch.zeros(T, 8, dtype=torch.bool, device="cuda").scatter(1, group.topk(4, -1).indices, True)
+    idx = sb.masked_fill(~kept.repeat_interleave(32, 1), float("-inf")).topk(8, -1).indices
+    local = ((idx >= offset) & (idx < offset + L)).sum().item()
+    run.work = {"local_pairs": local, "flops": 2.0 * 3 * D * I * local, "peak_tflops": FP8_DENSE_PEAK_TFLOPS,
+                "peak": "fp8"}
 
     # Routing decides the work (the random bias sends most tokens to a few experts), so the
     # baseline is also timed on these very inputs, through the kernel lab's loader.
@@ -394,6 +409,16 @@ def flops_of(w):
     return 4.0 * 32 * 128 * ax["num_kv_indices"]
 
 
+def work_of(run, us):
+    """What a timing on the PyTorch side's very inputs achieved, when the setup counted their work."""
+    work = getattr(run, "work", None)
+    if not work:
+        return ""
+    tflops = work["flops"] / us / 1e6
+    return (f"; {work['local_pairs']} local pairs, {tflops:.0f} TFLOP/s, "
+            f"{tflops / work['peak_tflops']:.1%} of the {work['peak']} peak")
+
+
 def describe(w):
     ax = w["axes"]
     if list(ax) == ["seq_len"]:
@@ -457,8 +482,10 @@ def main():
             print(f"| {w['uuid'][:8]} | {row['shape']} | {base_us:.2f} | {torch_us:.2f} | {row['ratio']:.2f} | "
                   f"{(row['roofline_fraction'] or 0):.3f} | {flops / base_us / 1e6:.0f} | {err} | {within} |"
                   + "".join(f" {k}: {v:.2f} us (" + (f"PyTorch / it: {torch_us / v:.2f}" if k.startswith("baseline")
-                                                   else f"{v / base_us:.2f}x") + ") |"
+                                                   else f"{v / base_us:.2f}x") + work_of(run, v) + ") |"
                           for k, v in extra_us.items()), flush=True)
+            if hasattr(run, "work"):
+                row["work"] = dict(run.work, extra_tflops={k: run.work["flops"] / v / 1e6 for k, v in extra_us.items()})
             del run, exact, got, extras
             torch.cuda.empty_cache()
         ratios = [r["ratio"] for r in rows if r["ratio"] == r["ratio"]]

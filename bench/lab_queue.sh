@@ -4,17 +4,20 @@
 # check, the GPU evaluator's rows), a winner applied by bench/apply_lab_winners.py or by hand.
 # Build the variants here first (bench/kernel_lab.sh build, as docs/status.md says), carry
 # build/lab and build/gpu-carry.tar.xz.  Every step has its own limit.  The queue changes as
-# variants are settled (session 23 settled the MoE and TriMul phases: see git log).
+# variants are settled (see git log; session 24's decode run found no persistent variant faster).
 cd "$(dirname "$0")/.."
 G=gqa_paged_decode_h32_kv4_d128_ps1
 L=mla_paged_decode_h16_ckv512_kpe64_ps1
+M=moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048
 export OUT=${OUT:-$PWD/lab-out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step() { local limit=$1; shift; echo "### $* (limit $limit s) $(date +%T)"; timeout "$limit" "$@"; echo "### rc $? $(date +%T)"; }
 deadline=$((SECONDS + ${CALL_SECONDS:-580}))  # the device call's own limit, less the packing
+declare -A shipped  # each baseline's checksum before the labs (the device's copy has no .git)
+for t in $G $L $M; do shipped[$t]=$(md5sum < "tasks/$t/baseline.cu"); done
 verify() { # task, steps: only when the lab's winner changed the task's baseline
-    if git diff --quiet -- "tasks/$1/baseline.cu"; then return; fi
+    if [ "$(md5sum < "tasks/$1/baseline.cu")" = "${shipped[$1]}" ]; then return; fi
     local left=$((deadline - SECONDS))
     if [ $left -lt 60 ]; then echo "### verify $1: skipped, $left s left"; return; fi
     OUT=$OUT/verify-$1 TASK=$1 STEPS="$2" CHECK_LIMIT=${CHECK_LIMIT:-150} EVAL_LIMIT=$((left - 20 < 220 ? left - 20 : 220)) \
@@ -24,7 +27,13 @@ for s in ${PHASES:-decode}; do
     case $s in
     verify)
         verify $G "${VERIFY_STEPS:-check evaltest}"
-        verify $L "${VERIFY_STEPS:-check evaltest}" ;;
+        verify $L "${VERIFY_STEPS:-check evaltest}"
+        verify $M "${VERIFY_STEPS:-check evaltest}" ;;
     decode) step 150 env LAB_ARGS=--torch bash bench/kernel_lab.sh run $G $L ;;
+    moe) # session 24's knobs, built as docs/status.md says (base: the file before them)
+        step 300 env LAB_ARGS="--kernels --workspace-mib 7400" bash bench/kernel_lab.sh run $M
+        python3 bench/apply_lab_winners.py --baseline tasks/$M/baseline.cu --json "$OUT/$M.json" \
+            --knobs ahead=MOE_SCALES_AHEAD --knobs under=MOE_LOADS_UNDER_MMA --knobs persist=MOE_PERSISTENT \
+            --knobs all3=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA,MOE_PERSISTENT ;;
     esac
 done

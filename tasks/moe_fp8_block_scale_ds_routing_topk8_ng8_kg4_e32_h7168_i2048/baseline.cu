@@ -35,14 +35,34 @@
 // cp.async ring (four stages for gemm1, three of four panels for gemm2), one wgmma chain per
 // warpgroup.  Not yet: a split-K path for the few-token workloads, and producer/consumer
 // warpgroups with the fold of one k block under the products of the next.
+//
+// Two knobs, each measured against the other in the kernel lab (docs/perf.md):
+//   MOE_SCALES_AHEAD   the block scales of k block kb + 1 are read while kb's products run, so
+//                      the fold never waits on a global load (0: read after the products).
+//   MOE_LOADS_UNDER_MMA the copies of the ring's next stage are issued after the products of the
+//                      current one, so their address arithmetic runs under the tensor cores
+//                      (0: issued before them).
+//   MOE_PERSISTENT     the GEMMs walk their items from one CTA an SM, column blocks fastest
+//                      (walk_items below; 0: one CTA an item, tiles fastest).
 #include "ks_task.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <math_constants.h>
+
+#ifndef MOE_SCALES_AHEAD
+#define MOE_SCALES_AHEAD 0
+#endif
+#ifndef MOE_LOADS_UNDER_MMA
+#define MOE_LOADS_UNDER_MMA 0
+#endif
+#ifndef MOE_PERSISTENT
+#define MOE_PERSISTENT 0
+#endif
 
 namespace {
 
@@ -135,10 +155,20 @@ __device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint6
         : "l"(da), "l"(db), "r"(1));
 }
 
+// Ties the accumulator registers to this point of the program.  Neither the fence nor the wait
+// names them, so without it the compiler may sink their zeroing below the fence (ptxas then
+// injects a warpgroup.arrive of its own) or hoist their reads above the wait.
+__device__ __forceinline__ void pin(Acc& d)
+{
+#pragma unroll
+    for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[e])::"memory");
+}
+
 __device__ __forceinline__ void zero(Acc& part)
 {
 #pragma unroll
     for (int e = 0; e < 64; ++e) part[e] = 0.0f;
+    pin(part);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 
@@ -151,16 +181,20 @@ __device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_pa
     for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, smem_desc(a + ks * 32), smem_desc(b + ks * 32));
 }
 
-__device__ __forceinline__ void wait_products()
+__device__ __forceinline__ void wait_products(Acc& part)
 {
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    pin(part);
 }
 
 // Streams `blocks` 128-wide k blocks through a kStages ring; a stage holds kAPanels A panels and
 // one B panel.  row_a(r, plane, kb) and row_b(r, kb) give row r's 128 bytes of k block kb (row_a:
-// nullptr for a zero row).  stage(kb, a0, b) runs when block kb is in shared memory (a0: the first
-// A panel, the others follow every kPanelBytes); every thread calls it.
+// nullptr for a zero row).  stage(kb, a0, b, next) runs when block kb is in shared memory (a0: the
+// first A panel, the others follow every kPanelBytes); every thread calls it, and it calls next()
+// once, after issuing its first products: with MOE_LOADS_UNDER_MMA that issues the copies of
+// block kb + kStages - 1.  Their slot held block kb - 1, whose products were waited for before
+// this iteration's barrier, so the copies may start anywhere in the stage.
 template <int kStages, int kAPanels, class RowA, class RowB, class Stage>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int blocks, RowA row_a, RowB row_b, Stage stage)
 {
@@ -181,9 +215,11 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int blocks, RowA row_a, 
         cp_async_wait<kStages - 2>();
         fence_to_async();
         __syncthreads();
-        load(kb + kStages - 1);
+        if (!MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
         const uint32_t st = smem_u32(smem + (kb % kStages) * kPanels * kPanelBytes);
-        stage(kb, st, st + kAPanels * kPanelBytes);
+        stage(kb, st, st + kAPanels * kPanelBytes, [&] {
+            if (MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
+        });
     }
 }
 
@@ -338,16 +374,48 @@ __device__ __forceinline__ uint16_t to_e4m3x2(float2 v, float2& back)
     return q;
 }
 
-// Grid (max tiles, 2048 / 64).  B panel rows 0..63: up rows n0.., rows 64..127: gate rows 2048 + n0..
-__global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
+// Runs item(tile, column block) for every tile of the plan and each of `columns` column blocks.
+// With MOE_PERSISTENT a grid of one CTA an SM walks the items with the column block fastest, so
+// the CTAs at work at any time share the rows of a few tiles and one expert's weights, all of
+// which stay in L2; without it each item is a CTA of a (max tiles, columns) grid, tiles fastest,
+// and every column block's wave re-reads the rows of every tile (from memory, once they outgrow
+// L2), and the CTAs past the plan's tiles still launch.
+template <class Item>
+__device__ __forceinline__ void walk_items(const Plan& p, int columns, Item item)
 {
-    if ((int)blockIdx.x >= *p.num_tiles) return;
-    extern __shared__ u8 smem_raw[];
-    __shared__ int token[kTile];
-    u8* smem = align1024(smem_raw);
-    const int le = p.tiles[2 * blockIdx.x], first = p.offsets[le] + p.tiles[2 * blockIdx.x + 1];
+#if MOE_PERSISTENT
+    const int items = *p.num_tiles * columns;
+    for (int w = blockIdx.x; w < items; w += gridDim.x) {
+        __syncthreads();  // the previous item's last readers of shared memory are done
+        item(w / columns, w % columns);
+    }
+#else
+    if ((int)blockIdx.x < *p.num_tiles) item((int)blockIdx.x, (int)blockIdx.y);
+#endif
+}
+
+dim3 items_grid(int64_t max_tiles, int columns)
+{
+#if MOE_PERSISTENT
+    static const int sms = [] {
+        int device = 0, count = 0;
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+            count = 132;
+        return count;
+    }();
+    return dim3((unsigned)std::min<int64_t>(max_tiles * columns, sms));
+#else
+    return dim3((unsigned)max_tiles, (unsigned)columns);
+#endif
+}
+
+// Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
+__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, int tile, int col, u8* smem, int* token)
+{
+    const int le = p.tiles[2 * tile], first = p.offsets[le] + p.tiles[2 * tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
-    const int n0 = blockIdx.y * kUpCols;
+    const int n0 = col * kUpCols;
     if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
     __syncthreads();
     const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
@@ -356,6 +424,13 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     const int t0 = token[acc_row(0)], t1 = token[acc_row(2)];
     const float* s1 = a.gemm1_weights_scale + (int64_t)le * kGemm1Blocks * kHiddenBlocks;
     const int up_block = n0 / kBlock, gate_block = (kInter + n0) / kBlock;
+    // k block kb's scales: the two rows' token scales, then the up and gate blocks'.
+    auto scales_of = [&](int kb) {
+        return make_float4(t0 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t0] : 0.0f,
+                           t1 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t1] : 0.0f,
+                           s1[up_block * kHiddenBlocks + kb], s1[gate_block * kHiddenBlocks + kb]);
+    };
+    float4 ahead = MOE_SCALES_AHEAD ? scales_of(0) : float4 {};
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
@@ -365,15 +440,16 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
         [&](int r, int kb) -> const u8* {
             return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden + kb * kBlock;
         },
-        [&](int kb, uint32_t a_panel, uint32_t b_panel) {
+        [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
+            float4 sc = ahead;
+            if (MOE_SCALES_AHEAD && kb + 1 < kHiddenBlocks) ahead = scales_of(kb + 1);
             zero(part);
             issue<kBlock / 32>(part, a_panel, b_panel, 0);
-            wait_products();
-            const float x0 = t0 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t0] : 0.0f;
-            const float x1 = t1 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t1] : 0.0f;
-            const float up = s1[up_block * kHiddenBlocks + kb], gate = s1[gate_block * kHiddenBlocks + kb];
+            next();
+            wait_products(part);
+            if (!MOE_SCALES_AHEAD) sc = scales_of(kb);
 #pragma unroll
-            for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0) * (e < 32 ? up : gate);
+            for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? sc.y : sc.x) * (e < 32 ? sc.z : sc.w);
         });
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
     // threads of a quad: one scale per row from their largest |C|.
@@ -408,20 +484,25 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     }
 }
 
-// Grid (max tiles, 7168 / 128).
-__global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
+// Column block `col`: hidden columns 128 col...
+__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, int tile, int col, u8* smem)
 {
-    if ((int)blockIdx.x >= *p.num_tiles) return;
-    extern __shared__ u8 smem_raw[];
-    u8* smem = align1024(smem_raw);
-    const int le = p.tiles[2 * blockIdx.x], first = p.offsets[le] + p.tiles[2 * blockIdx.x + 1];
+    const int le = p.tiles[2 * tile], first = p.offsets[le] + p.tiles[2 * tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
-    const int n0 = blockIdx.y * kTile;
+    const int n0 = col * kTile;
     const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
     const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
     const int r0 = acc_row(0), r1 = acc_row(2);
     const float* cs0 = r0 < rows ? p.c_scale + (int64_t)(first + r0) * kCScales : nullptr;
     const float* cs1 = r1 < rows ? p.c_scale + (int64_t)(first + r1) * kCScales : nullptr;
+    // k block kb's scales, C's times W2's: row 0 halves 0 and 1, then row 1's.
+    auto scales_of = [&](int kb) {
+        const float w = s2[kb];
+        return cs0 && cs1 ? make_float4(cs0[2 * kb] * w, cs0[2 * kb + 1] * w, cs1[2 * kb] * w, cs1[2 * kb + 1] * w)
+               : cs0      ? make_float4(cs0[2 * kb] * w, cs0[2 * kb + 1] * w, 0.0f, 0.0f)
+                          : float4 {};
+    };
+    float4 ahead = MOE_SCALES_AHEAD ? scales_of(0) : float4 {};
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
@@ -431,18 +512,22 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
             return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes + (kb * kCPlanes + plane) * kBlock : nullptr;
         },
         [&](int r, int kb) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter + kb * kBlock; },
-        [&](int kb, uint32_t a_panel, uint32_t b_panel) {
+        [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
+            float4 sc = ahead;
+            if (MOE_SCALES_AHEAD && kb + 1 < kInterBlocks) ahead = scales_of(kb + 1);
+            static_assert(kBlock / kCHalf == 2, "the scales cover two halves of a k block");
 #pragma unroll
-            for (int h = 0; h < kBlock / kCHalf; ++h) {
+            for (int h = 0; h < 2; ++h) {
                 zero(part);
                 // Smallest plane first: each wgmma cuts its products and the running sum to about
                 // 13 bits below the largest of them, so plane 0 last costs the small planes nothing.
 #pragma unroll
                 for (int plane = kCPlanes - 1; plane >= 0; --plane)
                     issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf);
-                wait_products();
-                const int half = kb * (kBlock / kCHalf) + h;
-                const float x0 = cs0 ? cs0[half] * s2[kb] : 0.0f, x1 = cs1 ? cs1[half] * s2[kb] : 0.0f;
+                if (h == 0) next();
+                wait_products(part);
+                if (!MOE_SCALES_AHEAD && h == 0) sc = scales_of(kb);
+                const float x0 = h ? sc.y : sc.x, x1 = h ? sc.w : sc.z;
 #pragma unroll
                 for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
             }
@@ -454,6 +539,21 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
         const float w = p.row_weight[first + r];
         *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) = make_float2(acc[idx] * w, acc[idx + 1] * w);
     }
+}
+
+__global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
+{
+    extern __shared__ u8 smem_raw[];
+    __shared__ int token[kTile];
+    u8* smem = align1024(smem_raw);
+    walk_items(p, kInter / kUpCols, [&](int tile, int col) { gemm1_item(a, p, tile, col, smem, token); });
+}
+
+__global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
+{
+    extern __shared__ u8 smem_raw[];
+    u8* smem = align1024(smem_raw);
+    walk_items(p, kHidden / kTile, [&](int tile, int col) { gemm2_item(a, p, tile, col, smem); });
 }
 
 // ------------------------------------------------------------------ 6. combine
@@ -534,8 +634,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
-    gemm1_kernel<<<dim3((unsigned)max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
-    gemm2_kernel<<<dim3((unsigned)max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
+    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
+    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
     combine_kernel<<<grid_of((T * (kHidden / 8) + 255) / 256, 8192), 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
 }
