@@ -36,6 +36,8 @@ import torch
 import torch.nn.functional as F
 from triton.testing import do_bench
 
+import task_rule
+
 LN2 = math.log(2.0)
 
 
@@ -349,35 +351,17 @@ SETUPS = {"gqa_paged_decode_h32_kv4_d128_ps1": gqa_setup,
           "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1": mla_prefill_setup,
           "trimul": trimul_setup,
           "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048": moe_setup}
-def task_tolerance(definition):
-    """The definition's rule: atol, rtol, the share of elements that must match, the bound on misses."""
-    tol = definition.get("tolerance", {})
-    return (tol.get("atol", 1e-2), tol.get("rtol", 1e-2), tol.get("required_matched_ratio", 1.0),
-            tol.get("miss_rms_fraction", 0.5))
-
-
 def check_error(got, exact, rule):
-    """PyTorch's answer against exact math under the task's own rule (as the evaluator applies it):
-    the max abs error, the share of elements within atol + rtol |expected|, and whether that
-    share reaches the required ratio with every miss finite and within miss_rms_fraction times
-    the expected output's RMS."""
-    atol, rtol, ratio, miss_rms = rule
+    """PyTorch's answer against exact math under the task's own rule, as the evaluator applies it
+    (bench/task_rule.py) to each output: the output, and the lse where the task has one."""
     out, lse = got
     ref_out, ref_lse = exact
-    err = (out.float() - ref_out).abs()
-    bad = ~((err <= atol) | (err <= rtol * ref_out.abs()))  # NaN counts as a miss
-    matched = 1.0 - float(bad.float().mean())
-    rms = float(ref_out.float().pow(2).mean().sqrt())
-    worst_miss = float(err[bad].max()) if bool(bad.any()) else 0.0
-    ok = matched >= ratio and (ratio >= 1.0 or worst_miss <= miss_rms * rms)
-    worst = float(err.max())
+    verdict = task_rule.judge(out, ref_out, rule)
     if lse is not None:
-        finite = torch.isfinite(ref_lse)
-        lerr = (lse[finite] - ref_lse[finite]).abs()
-        ok = ok and bool(((lerr <= 1e-2) | (lerr <= 1e-2 * ref_lse[finite].abs())).all())
-        ok = ok and bool(torch.equal(torch.isfinite(lse), finite))
-        worst = max(worst, float(lerr.max()) if lerr.numel() else 0.0)
-    return {"max_abs_error": worst, "matched_ratio": matched, "within_tolerance": ok}
+        lse_verdict = task_rule.judge(lse, ref_lse, rule)
+        verdict["within_tolerance"] = verdict["within_tolerance"] and lse_verdict["within_tolerance"]
+        verdict["max_abs_error"] = max(verdict["max_abs_error"], lse_verdict["max_abs_error"])
+    return verdict
 
 
 def ksearch_eval(ksearch, task, max_seconds, ids):
@@ -456,7 +440,7 @@ def main():
         rows = []
         print(f"\n### {task} (baseline.cu: {ev['status']}, J = {ev.get('score', 0):.1f})\n")
         definition = json.load(open(os.path.join("tasks", task, "definition.json")))
-        rule = task_tolerance(definition)
+        rule = task_rule.rule_of(definition)
         print(f"| workload | shape | baseline us | PyTorch us | PyTorch / baseline | roofline fraction | baseline TFLOP/s | "
               f"PyTorch max abs err | PyTorch matched | PyTorch meets the task's rule (rtol {rule[1]:g}, {rule[2]:.0%}) |")
         print("|---|---|---|---|---|---|---|---|---|---|")

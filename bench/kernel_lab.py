@@ -25,6 +25,7 @@ import torch
 from triton.testing import do_bench
 
 from ks_header import ksargs_fields
+import task_rule
 
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "int32": torch.int32, "float16": torch.float16,
           "bool": torch.bool, "float8_e4m3fn": torch.float8_e4m3fn}
@@ -201,9 +202,7 @@ def main():
         workloads = [w for w in workloads if any(w["uuid"].startswith(x) for x in prefixes)]
     if not workloads:
         raise SystemExit("kernel_lab: no workload left after --scored / --workloads")
-    tol = definition.get("tolerance", {})
-    atol, rtol = tol.get("atol", 1e-2), tol.get("rtol", 1e-2)
-    ratio = tol.get("required_matched_ratio", 1.0)  # the task's share of elements that must match
+    rule = task_rule.rule_of(definition)  # judged as the evaluator judges: bench/task_rule.py
     Args = args_struct(open(opts.header).read())
     reference = Kernel(opts.reference, Args)
     variants = [(v.split("=", 1)[0], Kernel(v.split("=", 1)[1], Args)) for v in opts.variants]
@@ -234,14 +233,9 @@ def main():
             torch.cuda.synchronize()
             ok, worst = True, 0.0
             for k, exp in expected.items():
-                got = outputs[k].float()
-                e = exp.float()
-                both_inf = torch.isinf(got) & torch.isinf(e) & (torch.sign(got) == torch.sign(e))
-                err = torch.where(both_inf, torch.zeros_like(got), (got - e).abs())
-                err = torch.nan_to_num(err, nan=math.inf)
-                bad = err > atol + rtol * e.abs().nan_to_num(0, 0, 0)
-                worst = max(worst, float(err.max()))
-                ok = ok and float(bad.float().mean()) <= 1.0 - ratio
+                verdict = task_rule.judge(outputs[k], exp, rule)
+                worst = max(worst, verdict["max_abs_error"])
+                ok = ok and verdict["within_tolerance"]
             if opts.check_only:
                 us = float("nan")
             elif opts.flush == "write":

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A task's tolerance rule as the evaluator applies it (core/task/comparison.cpp), in torch, for
+the bench scripts that judge outputs on the GPU (bench/kernel_lab.py, bench/baselines_vs_torch.py).
+
+An element matches when |x - y| <= atol or |x - y| <= rtol |y|, or when x and y are the same
+infinity; a NaN never matches.  An output passes when the matched share reaches
+required_matched_ratio and, where that is below 1, when no element that missed is NaN or Inf and
+none is off by more than miss_rms_fraction times the RMS of the expected values.
+
+    python3 bench/task_rule.py --self-test     (the rows the evaluator's tests pin down)
+"""
+import sys
+
+import torch
+
+
+def rule_of(definition):
+    """(atol, rtol, required_matched_ratio, miss_rms_fraction) of a definition.json, with the
+    evaluator's defaults."""
+    tol = definition.get("tolerance", {})
+    return (tol.get("atol", 1e-2), tol.get("rtol", 1e-2), tol.get("required_matched_ratio", 1.0),
+            tol.get("miss_rms_fraction", 0.5))
+
+
+def judge(got, expected, rule):
+    """{"max_abs_error", "matched_ratio", "within_tolerance"} of one output against the expected
+    one (any shapes with the same number of elements; compared in float64)."""
+    atol, rtol, ratio, miss_rms = rule
+    x, y = got.reshape(-1).double(), expected.reshape(-1).double()
+    if x.numel() != y.numel():
+        return {"max_abs_error": float("inf"), "matched_ratio": 0.0, "within_tolerance": False}
+    both = torch.isfinite(x) & torch.isfinite(y)
+    err = torch.where(both, (x - y).abs(), torch.zeros_like(x))
+    hit = both & ((err <= atol) | (err <= rtol * y.abs()))
+    hit |= ~torch.isfinite(x) & ~torch.isnan(x) & (x == y)
+    non_finite = (~torch.isfinite(x) & ~hit).any().item()
+    total = max(x.numel(), 1)
+    matched = hit.sum().item() / total
+    misses = err[both & ~hit]
+    worst_miss = misses.max().item() if misses.numel() else 0.0
+    finite_y = y[both]
+    rms = finite_y.pow(2).mean().sqrt().item() if finite_y.numel() else 0.0
+    if ratio >= 1.0:
+        ok = hit.all().item()
+    else:
+        ok = matched >= ratio and not non_finite and worst_miss <= miss_rms * rms
+    worst = err[both].max().item() if both.any().item() else 0.0
+    return {"max_abs_error": worst, "matched_ratio": matched, "within_tolerance": bool(ok)}
+
+
+def self_test():
+    inf, nan = float("inf"), float("nan")
+    strict, loose = (1e-2, 1e-2, 1.0, 0.5), (1e-2, 1e-2, 0.95, 0.5)
+    ones = torch.ones(100)
+    rows = [  # name, got, expected, rule, within
+        ("equal", ones, ones, strict, True),
+        ("inside atol", ones + 0.009, ones, strict, True),
+        ("inside rtol only", torch.full((100,), 1000.0 + 9.0), torch.full((100,), 1000.0), strict, True),
+        ("atol + rtol is not the rule", ones + 0.015, ones, strict, False),
+        ("one miss, all must match", torch.cat([ones[:99], torch.tensor([2.0])]), ones, strict, False),
+        ("one small miss of 5 % allowed", torch.cat([ones[:99], torch.tensor([1.3])]), ones, loose, True),
+        ("a miss past half the RMS", torch.cat([ones[:99], torch.tensor([1.6])]), ones, loose, False),
+        ("a NaN among the allowed misses", torch.cat([ones[:99], torch.tensor([nan])]), ones, loose, False),
+        ("the same infinity", torch.tensor([1.0, -inf]), torch.tensor([1.0, -inf]), strict, True),
+        ("finite where the reference is -inf", torch.tensor([1.0, 0.0]), torch.tensor([1.0, -inf]), strict, False),
+        ("6 % missed", torch.cat([ones[:94], ones[:6] + 0.1]), ones, loose, False),
+    ]
+    failed = 0
+    for name, got, expected, rule, want in rows:
+        have = judge(got, expected, rule)["within_tolerance"]
+        print(f"{'ok  ' if have == want else 'FAIL'} {name}: within {have}, expected {want}")
+        failed += have != want
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else print(__doc__) or 2)
