@@ -36,14 +36,18 @@
 // warpgroup.  Not yet: a split-K path for the few-token workloads, and producer/consumer
 // warpgroups with the fold of one k block under the products of the next.
 //
-// Two knobs, each measured against the other in the kernel lab (docs/perf.md):
-//   MOE_SCALES_AHEAD   the block scales of k block kb + 1 are read while kb's products run, so
-//                      the fold never waits on a global load (0: read after the products).
-//   MOE_LOADS_UNDER_MMA the copies of the ring's next stage are issued after the products of the
-//                      current one, so their address arithmetic runs under the tensor cores
-//                      (0: issued before them).
-//   MOE_PERSISTENT     the GEMMs walk their items from one CTA an SM, column blocks fastest
-//                      (walk_items below; 0: one CTA an item, tiles fastest).
+// Knobs, measured side by side in the kernel lab (docs/perf.md, session 24; H100, geomean over the
+// 16 workloads against the file without them: 161.3 us):
+//   MOE_PERSISTENT      (on) the GEMMs walk their items from one CTA an SM, column blocks fastest
+//                       (walk_items below): 150.8 us.  Most of the gain is the CTAs a grid of
+//                       max tiles no longer launches for nothing (T14107 with one active expert:
+//                       454 -> 311 us).
+//   MOE_SCALES_AHEAD    (off) the block scales of k block kb + 1 are read while kb's products run:
+//                       163.6 us alone.
+//   MOE_LOADS_UNDER_MMA (off) the ring's next copies are issued after the current products: 173.1
+//                       us alone.  All three together: 154.5 us, with GEMM 1 13 % faster than
+//                       MOE_PERSISTENT alone on the largest workload, but one workload timed at
+//                       2.5x its kernels' sum; to be measured again.
 #include "ks_task.h"
 
 #include <cuda_bf16.h>
@@ -61,7 +65,7 @@
 #define MOE_LOADS_UNDER_MMA 0
 #endif
 #ifndef MOE_PERSISTENT
-#define MOE_PERSISTENT 0
+#define MOE_PERSISTENT 1
 #endif
 
 namespace {
