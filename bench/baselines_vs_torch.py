@@ -24,6 +24,10 @@ Index layouts (padding, masks) are made once per workload outside the timed call
 serving engine's plan step would.
 
 Usage: baselines_vs_torch.py --ksearch BIN [--tasks T1,T2] [--out FILE.json] [--max-seconds S]
+           [--moe-routing random|balanced]
+For the MoE it also times baseline.cu on PyTorch's very inputs (the routing, and so the work,
+differs between draws) and prints their local (token, expert) pairs, TFLOP/s and fraction of
+the fp8 peak.
 """
 import argparse
 import json
@@ -267,13 +271,18 @@ def trimul_setup(w, defn):
 
 # H100 / H200 SXM, dense e4m3 tensor cores (twice the 989 TFLOP/s of bf16); both cards have it.
 FP8_DENSE_PEAK_TFLOPS = 1979.0
+MOE_ROUTING = "random"  # --moe-routing
 
 
 def moe_setup(w, defn):
     T, E, L, D, I = w["axes"]["seq_len"], 256, 32, 7168, 2048
     fp8 = torch.float8_e4m3fn
     logits = torch.randn(T, E, device="cuda")
-    bias = torch.randn(E, device="cuda").to(torch.bfloat16)
+    # "random" (the default, like the task's own inputs): a bias of N(0, 1) outweighs the sigmoid
+    # scores, so nearly every token picks the same experts and few pairs are local. "balanced":
+    # no bias, the scores alone pick, and each expert gets about T x 8 / 256 tokens, the load a
+    # deployment's trained bias aims at (EP8: about T local pairs).
+    bias = (torch.randn(E, device="cuda") if MOE_ROUTING == "random" else torch.zeros(E, device="cuda")).to(torch.bfloat16)
     hs, hs_scale = torch.randn(T, D, device="cuda").to(fp8), torch.randn(D // 128, T, device="cuda")
     w1, w1_scale = torch.randn(L, 2 * I, D, device="cuda").to(fp8), torch.randn(L, 2 * I // 128, D // 128, device="cuda")
     w2, w2_scale = torch.randn(L, D, I, device="cuda").to(fp8), torch.randn(L, D // 128, I // 128, device="cuda")
@@ -425,7 +434,11 @@ def main():
     ap.add_argument("--workloads", default="", help="only these workloads (uuid prefixes, comma-separated)")
     ap.add_argument("--exact-limit", type=float, default=2e11,
                     help="skip the fp32 accuracy check of PyTorch above this many FLOPs")
+    ap.add_argument("--moe-routing", choices=["random", "balanced"], default="random",
+                    help="the MoE's routing bias: N(0, 1) (few local pairs) or none (about T local pairs)")
     args = ap.parse_args()
+    global MOE_ROUTING
+    MOE_ROUTING = args.moe_routing
     torch.manual_seed(0)
     report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "tasks": {}}
     for task in args.tasks.split(","):

@@ -12,7 +12,7 @@
 #             reference.cpp on the workloads the host can compute
 #   kernels   tst_gpukernels, the task's row only
 #   evaltest  tst_gpuevaluator: shippedBaselinesPass and taskCheatsAreCaught, the task's rows
-#   bench     bench/baselines_vs_torch.py on the task
+#   bench     bench/baselines_vs_torch.py on the task (BENCH_ARGS adds options: --moe-routing balanced)
 #   search    a short `ksearch run` with the command provider (bench/scripted_llm.py)
 #   python    tst_gpupython (Triton and PyTorch candidates through the Python runner)
 #   dispatch  a search over DISPATCH_KNOBS (knob sets as for search), then `ksearch export
@@ -50,7 +50,8 @@ for s in $STEPS; do
         grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|workload .*us (baseline" "$RES/tst_gpuevaluator.log" | cut -c1-220 ;;
     bench)
         timeout "${BENCH_LIMIT:-400}" python3 bench/baselines_vs_torch.py --ksearch "$BIN/ksearch" \
-            --max-seconds "${BENCH_MAX_SECONDS:-0.3}" --tasks "$TASK" --out "$RES/bench.json" 2>&1 | tee "$RES/bench.log"
+            --max-seconds "${BENCH_MAX_SECONDS:-0.3}" --tasks "$TASK" --out "$RES/bench.json" ${BENCH_ARGS:-} 2>&1 |
+            tee "$RES/bench.log"
         echo "== bench: exit ${PIPESTATUS[0]}" | tee -a "$RES/summary.log" ;;
     search)
         KS_SCRIPTED_TASK=$PWD/tasks/$TASK KS_SCRIPTED_KNOBS="${SEARCH_KNOBS:-}" KS_SCRIPTED_REFERENCE="${SEARCH_REFERENCE:-1}" \
