@@ -31,6 +31,7 @@ for s in ${PHASES:-decode}; do
         verify $M "${VERIFY_STEPS:-check evaltest}" ;;
     decode) step 150 env LAB_ARGS=--torch bash bench/kernel_lab.sh run $G $L ;;
     moe) # the knobs still off (MOE_PERSISTENT is on since session 24), built as docs/status.md says
+        rm -f "$OUT/$M.json"  # a lab cut short must not leave an earlier run's winner to apply
         step 300 env LAB_ARGS="--kernels --workspace-mib 7400" bash bench/kernel_lab.sh run $M
         python3 bench/apply_lab_winners.py --baseline tasks/$M/baseline.cu --json "$OUT/$M.json" \
             --knobs ahead=MOE_SCALES_AHEAD --knobs all3=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA ;;
