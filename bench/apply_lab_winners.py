@@ -2,14 +2,14 @@
 """Makes the kernel lab's winner the task's baseline.cu, so that the next GPU call can verify it.
 
     python3 bench/apply_lab_winners.py --baseline tasks/TASK/baseline.cu --json LAB.json [--json ...]
-        [--copy NAME=SOURCE.cu ...] [--knobs NAME=KNOB1,KNOB2 ...] [--min-gain 0.01]
+        [--copy NAME=SOURCE.cu ...] [--knobs NAME=KNOB1,KNOB2=V ...] [--min-gain 0.01]
 
 The lab's JSON files (bench/kernel_lab.py --json) hold, per workload, each variant's latency and
 whether it matched reference.cu; a --check-only file has no latencies.  A variant wins when it
 matched on every workload of every file, and its geometric-mean latency beats the first variant
 (the shipped baseline) by more than --min-gain and every other such variant.  The winner is then
 applied: a --copy variant's file replaces baseline.cu (without its leading "Candidate for" note),
-a --knobs variant's knobs get the default 1.  Prints what it did; exit 0 either way, 1 with a
+a --knobs variant's knobs get the default 1 (KNOB) or V (KNOB=V).  Prints what it did; exit 0 either way, 1 with a
 message on bad input.
 """
 import argparse
@@ -54,7 +54,7 @@ def main():
     p.add_argument("--baseline", required=True)
     p.add_argument("--json", action="append", required=True)
     p.add_argument("--copy", action="append", default=[], help="NAME=SOURCE.cu")
-    p.add_argument("--knobs", action="append", default=[], help="NAME=KNOB1,KNOB2")
+    p.add_argument("--knobs", action="append", default=[], help="NAME=KNOB1,KNOB2=V (a bare knob: 1)")
     p.add_argument("--min-gain", type=float, default=0.01)
     opts = p.parse_args()
     copies = dict(c.split("=", 1) for c in opts.copy)
@@ -79,9 +79,10 @@ def main():
         with open(copies[best]) as f:
             text = strip_candidate_note(f.read())
     for knob in knobs.get(best, []):
-        text, hits = re.subn(rf"(#ifndef {knob}\n#define {knob}) 0\n", r"\1 1\n", text)
+        name, value = knob.split("=", 1) if "=" in knob else (knob, "1")
+        text, hits = re.subn(rf"(#ifndef {name}\n#define {name}) \S+\n", rf"\g<1> {value}\n", text)
         if hits != 1:
-            sys.exit(f"apply_lab_winners: {opts.baseline}: no '#define {knob} 0' default to turn on")
+            sys.exit(f"apply_lab_winners: {opts.baseline}: no '#ifndef {name}' default to set")
     with open(opts.baseline, "w") as f:
         f.write(text)
     print(f"applied {best} to {opts.baseline}: {means[base] / means[best]:.3f}x of {base} in the geomean")

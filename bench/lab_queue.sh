@@ -34,6 +34,7 @@ for s in ${PHASES:-decode}; do
         rm -f "$OUT/$M.json"  # a lab cut short must not leave an earlier run's winner to apply
         step 300 env LAB_ARGS="--kernels --workspace-mib 7400" bash bench/kernel_lab.sh run $M
         python3 bench/apply_lab_winners.py --baseline tasks/$M/baseline.cu --json "$OUT/$M.json" \
-            --knobs ahead=MOE_SCALES_AHEAD --knobs all3=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA ;;
+            --knobs split2=MOE_SPLIT_K=2 --knobs split4=MOE_SPLIT_K=4 --knobs all3=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA \
+            --knobs all3split4=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA,MOE_SPLIT_K=4 ;;
     esac
 done

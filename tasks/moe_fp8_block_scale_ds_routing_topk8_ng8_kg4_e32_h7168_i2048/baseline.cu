@@ -48,6 +48,10 @@
 //                       us alone.  All three together: 154.5 us, with GEMM 1 13 % faster than
 //                       MOE_PERSISTENT alone on the largest workload, but one workload timed at
 //                       2.5x its kernels' sum; to be measured again.
+//   MOE_SPLIT_K         (1: off; not yet run) where the plan's (tile, column) pairs leave SMs
+//                       idle (one or two used experts), each pair's k blocks are cut into up to
+//                       this many ranges, one CTA each; the CTA that finishes last adds the
+//                       partial sums in range order (gather_splits) and runs the epilogue.
 #include "ks_task.h"
 
 #include <cuda_bf16.h>
@@ -66,6 +70,12 @@
 #endif
 #ifndef MOE_PERSISTENT
 #define MOE_PERSISTENT 1
+#endif
+#ifndef MOE_SPLIT_K
+#define MOE_SPLIT_K 1
+#endif
+#if MOE_SPLIT_K > 1 && !MOE_PERSISTENT
+#error "MOE_SPLIT_K needs MOE_PERSISTENT: the split count follows the grid the walk runs on"
 #endif
 
 namespace {
@@ -96,6 +106,7 @@ constexpr int kCScales = kInter / kCHalf;          // 32 a row
 constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
 constexpr int kStages1 = 4, kStages2 = 3;
 constexpr int kAlignSlack = 1024;
+constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
 constexpr int kGemm1Smem = kStages1 * 2 * kPanelBytes + kAlignSlack;               // A, B
 constexpr int kGemm2Smem = kStages2 * (kCPlanes + 1) * kPanelBytes + kAlignSlack;  // 3 planes, B
 constexpr float kE4m3Max = 448.0f;
@@ -192,7 +203,7 @@ __device__ __forceinline__ void wait_products(Acc& part)
     pin(part);
 }
 
-// Streams `blocks` 128-wide k blocks through a kStages ring; a stage holds kAPanels A panels and
+// Streams k blocks [first, last) (each 128 wide) through a kStages ring; a stage holds kAPanels A panels and
 // one B panel.  row_a(r, plane, kb) and row_b(r, kb) give row r's 128 bytes of k block kb (row_a:
 // nullptr for a zero row).  stage(kb, a0, b, next) runs when block kb is in shared memory (a0: the
 // first A panel, the others follow every kPanelBytes); every thread calls it, and it calls next()
@@ -200,12 +211,12 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // block kb + kStages - 1.  Their slot held block kb - 1, whose products were waited for before
 // this iteration's barrier, so the copies may start anywhere in the stage.
 template <int kStages, int kAPanels, class RowA, class RowB, class Stage>
-__device__ __forceinline__ void gemm_pipeline(u8* smem, int blocks, RowA row_a, RowB row_b, Stage stage)
+__device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, RowA row_a, RowB row_b, Stage stage)
 {
     constexpr int kPanels = kAPanels + 1;
     auto load = [&](int kb) {
-        if (kb < blocks) {
-            u8* st = smem + (kb % kStages) * kPanels * kPanelBytes;
+        if (kb < last) {
+            u8* st = smem + ((kb - first) % kStages) * kPanels * kPanelBytes;
             for (int e = threadIdx.x; e < kPanels * kTile * 8; e += kThreads) {
                 const int panel = e >> 10, r = (e >> 3) & (kTile - 1), c = e & 7;
                 const u8* row = panel == kAPanels ? row_b(r, kb) : row_a(r, panel, kb);
@@ -214,13 +225,13 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int blocks, RowA row_a, 
         }
         cp_async_commit();
     };
-    for (int s = 0; s < kStages - 1; ++s) load(s);
-    for (int kb = 0; kb < blocks; ++kb) {
+    for (int s = 0; s < kStages - 1; ++s) load(first + s);
+    for (int kb = first; kb < last; ++kb) {
         cp_async_wait<kStages - 2>();
         fence_to_async();
         __syncthreads();
         if (!MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
-        const uint32_t st = smem_u32(smem + (kb % kStages) * kPanels * kPanelBytes);
+        const uint32_t st = smem_u32(smem + ((kb - first) % kStages) * kPanels * kPanelBytes);
         stage(kb, st, st + kAPanels * kPanelBytes, [&] {
             if (MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
         });
@@ -242,6 +253,10 @@ struct Plan {
     u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
     float* o;           // [T * 8][7168] weighted expert outputs
+#if MOE_SPLIT_K > 1
+    int* arrivals;      // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM
+    float4* partial;    // [kMaxSplitItems][16][256 threads] a split CTA's partial sums
+#endif
 };
 
 // ------------------------------------------------------------------ 1. routing
@@ -378,24 +393,74 @@ __device__ __forceinline__ uint16_t to_e4m3x2(float2 v, float2& back)
     return q;
 }
 
-// Runs item(tile, column block) for every tile of the plan and each of `columns` column blocks.
-// With MOE_PERSISTENT a grid of one CTA an SM walks the items with the column block fastest, so
-// the CTAs at work at any time share the rows of a few tiles and one expert's weights, all of
-// which stay in L2; without it each item is a CTA of a (max tiles, columns) grid, tiles fastest,
-// and every column block's wave re-reads the rows of every tile (from memory, once they outgrow
-// L2), and the CTAs past the plan's tiles still launch.
-template <class Item>
-__device__ __forceinline__ void walk_items(const Plan& p, int columns, Item item)
+// One unit of a GEMM: column block `col` of tile `tile`, k range `split` of `splits`.
+struct Item {
+    int tile, col, split, splits;
+    __device__ int pair(int columns) const { return tile * columns + col; }
+    __device__ int first(int blocks) const { return blocks * split / splits; }
+    __device__ int last(int blocks) const { return blocks * (split + 1) / splits; }
+};
+
+// Runs body(Item) for every tile of the plan and each of `columns` column blocks.  With
+// MOE_PERSISTENT a grid of one CTA an SM walks the items with the column block fastest, so the
+// CTAs at work at any time share the rows of a few tiles and one expert's weights, all of which
+// stay in L2; without it each item is a CTA of a (max tiles, columns) grid, tiles fastest, and
+// every column block's wave re-reads the rows of every tile (from memory, once they outgrow L2),
+// and the CTAs past the plan's tiles still launch.  Where the pairs would leave SMs idle, each
+// pair's k range is cut into up to MOE_SPLIT_K splits (all items then fit in one wave).
+template <class Body>
+__device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body)
 {
 #if MOE_PERSISTENT
-    const int items = *p.num_tiles * columns;
+    const int pairs = *p.num_tiles * columns;
+    const int wave = min((int)gridDim.x, kMaxSplitItems);
+    const int splits = pairs > 0 ? max(1, min(MOE_SPLIT_K, wave / pairs)) : 1;
+    const int items = pairs * splits;
     for (int w = blockIdx.x; w < items; w += gridDim.x) {
         __syncthreads();  // the previous item's last readers of shared memory are done
-        item(w / columns, w % columns);
+        const int pair = w / splits;
+        body(Item {pair / columns, pair % columns, w % splits, splits});
     }
 #else
-    if ((int)blockIdx.x < *p.num_tiles) item((int)blockIdx.x, (int)blockIdx.y);
+    if ((int)blockIdx.x < *p.num_tiles) body(Item {(int)blockIdx.x, (int)blockIdx.y, 0, 1});
 #endif
+}
+
+// For a split item: leaves this CTA's partial sums for the others of its pair and returns true
+// in the CTA that arrives last, with acc the sum of every split's partial in split order (so the
+// result does not depend on which CTA finishes last); the others return false and skip the
+// epilogue.  `arrivals` is zeroed before the kernel.
+__device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Item& it, int gemm, int pair)
+{
+#if MOE_SPLIT_K > 1
+    if (it.splits == 1) return true;
+    int* arrivals = p.arrivals + gemm * kMaxSplitItems;
+    __shared__ int last;
+    const int base = pair * it.splits;
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+        p.partial[((base + it.split) * 16 + j) * kThreads + threadIdx.x] =
+            make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(arrivals + pair, 1) == it.splits - 1;
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    for (int s = 0; s < it.splits; ++s) {
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            const float4 v = __ldcg(&p.partial[((base + s) * 16 + j) * kThreads + threadIdx.x]);
+            acc[4 * j] += v.x;
+            acc[4 * j + 1] += v.y;
+            acc[4 * j + 2] += v.z;
+            acc[4 * j + 3] += v.w;
+        }
+    }
+#endif
+    return true;
 }
 
 dim3 items_grid(int64_t max_tiles, int columns)
@@ -408,18 +473,19 @@ dim3 items_grid(int64_t max_tiles, int columns)
             count = 132;
         return count;
     }();
-    return dim3((unsigned)std::min<int64_t>(max_tiles * columns, sms));
+    return dim3((unsigned)std::min<int64_t>(max_tiles * columns, std::min(sms, kMaxSplitItems)));
 #else
     return dim3((unsigned)max_tiles, (unsigned)columns);
 #endif
 }
 
 // Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
-__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, int tile, int col, u8* smem, int* token)
+__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token)
 {
-    const int le = p.tiles[2 * tile], first = p.offsets[le] + p.tiles[2 * tile + 1];
+    const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
-    const int n0 = col * kUpCols;
+    const int n0 = it.col * kUpCols;
+    const int k_first = it.first(kHiddenBlocks), k_last = it.last(kHiddenBlocks);
     if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
     __syncthreads();
     const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
@@ -434,19 +500,19 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, int t
                            t1 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t1] : 0.0f,
                            s1[up_block * kHiddenBlocks + kb], s1[gate_block * kHiddenBlocks + kb]);
     };
-    float4 ahead = MOE_SCALES_AHEAD ? scales_of(0) : float4 {};
+    float4 ahead = MOE_SCALES_AHEAD ? scales_of(k_first) : float4 {};
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
     gemm_pipeline<kStages1, 1>(
-        smem, kHiddenBlocks,
+        smem, k_first, k_last,
         [&](int r, int, int kb) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden + kb * kBlock : nullptr; },
         [&](int r, int kb) -> const u8* {
             return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden + kb * kBlock;
         },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
             float4 sc = ahead;
-            if (MOE_SCALES_AHEAD && kb + 1 < kHiddenBlocks) ahead = scales_of(kb + 1);
+            if (MOE_SCALES_AHEAD && kb + 1 < k_last) ahead = scales_of(kb + 1);
             zero(part);
             issue<kBlock / 32>(part, a_panel, b_panel, 0);
             next();
@@ -455,6 +521,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, int t
 #pragma unroll
             for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? sc.y : sc.x) * (e < 32 ? sc.z : sc.w);
         });
+    if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
     // threads of a quad: one scale per row from their largest |C|.
     float cv[32], amax[2] = {0.0f, 0.0f};
@@ -489,11 +556,12 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, int t
 }
 
 // Column block `col`: hidden columns 128 col...
-__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, int tile, int col, u8* smem)
+__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem)
 {
-    const int le = p.tiles[2 * tile], first = p.offsets[le] + p.tiles[2 * tile + 1];
+    const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
-    const int n0 = col * kTile;
+    const int n0 = it.col * kTile;
+    const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
     const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
     const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
     const int r0 = acc_row(0), r1 = acc_row(2);
@@ -506,19 +574,19 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, int t
                : cs0      ? make_float4(cs0[2 * kb] * w, cs0[2 * kb + 1] * w, 0.0f, 0.0f)
                           : float4 {};
     };
-    float4 ahead = MOE_SCALES_AHEAD ? scales_of(0) : float4 {};
+    float4 ahead = MOE_SCALES_AHEAD ? scales_of(k_first) : float4 {};
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
     gemm_pipeline<kStages2, kCPlanes>(
-        smem, kInterBlocks,
+        smem, k_first, k_last,
         [&](int r, int plane, int kb) -> const u8* {
             return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes + (kb * kCPlanes + plane) * kBlock : nullptr;
         },
         [&](int r, int kb) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter + kb * kBlock; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
             float4 sc = ahead;
-            if (MOE_SCALES_AHEAD && kb + 1 < kInterBlocks) ahead = scales_of(kb + 1);
+            if (MOE_SCALES_AHEAD && kb + 1 < k_last) ahead = scales_of(kb + 1);
             static_assert(kBlock / kCHalf == 2, "the scales cover two halves of a k block");
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -536,6 +604,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, int t
                 for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
             }
         });
+    if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
         const int r = acc_row(idx), c = acc_col(idx);
@@ -550,14 +619,14 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
-    walk_items(p, kInter / kUpCols, [&](int tile, int col) { gemm1_item(a, p, tile, col, smem, token); });
+    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token); });
 }
 
 __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
-    walk_items(p, kHidden / kTile, [&](int tile, int col) { gemm2_item(a, p, tile, col, smem); });
+    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem); });
 }
 
 // ------------------------------------------------------------------ 6. combine
@@ -609,6 +678,10 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.c = take(slots * kCRowBytes);
     p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
     p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
+#if MOE_SPLIT_K > 1
+    p.arrivals = reinterpret_cast<int*>(take(2 * kMaxSplitItems * sizeof(int)));
+    p.partial = reinterpret_cast<float4*>(take((size_t)kMaxSplitItems * 16 * kThreads * sizeof(float4)));
+#endif
     return at;
 }
 
@@ -634,6 +707,9 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     if (configured != cudaSuccess) return (int)configured;
 
     cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
+#if MOE_SPLIT_K > 1
+    if (err == cudaSuccess) err = cudaMemsetAsync(p.arrivals, 0, 2 * kMaxSplitItems * sizeof(int), stream);
+#endif
     if (err != cudaSuccess) return (int)err;
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
     plan_kernel<<<1, 32, 0, stream>>>(p);
