@@ -33,8 +33,8 @@
 // Tiles: 128 x 128, shared panels of 128 rows x one 128-wide k block of e4m3 (128-byte rows, 16-byte
 // chunks XOR-swizzled by row & 7: the hardware's 128-byte swizzle on 1024-byte boundaries), a
 // cp.async ring (four stages for gemm1, three of four panels for gemm2), one wgmma chain per
-// warpgroup.  Not yet: a split-K path for the few-token workloads, and producer/consumer
-// warpgroups with the fold of one k block under the products of the next.
+// warpgroup.  Not yet: producer/consumer warpgroups with the fold of one k block under the
+// products of the next (the few-token split-K path is a knob below, not yet measured).
 //
 // Knobs, measured side by side in the kernel lab (docs/perf.md, session 24; H100, geomean over the
 // 16 workloads against the file without them: 161.3 us):
