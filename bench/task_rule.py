@@ -8,7 +8,11 @@ required_matched_ratio and, where that is below 1, when no element that missed i
 none is off by more than miss_rms_fraction times the RMS of the expected values.
 
     python3 bench/task_rule.py --self-test     (the rows the evaluator's tests pin down)
+    python3 bench/task_rule.py --judge ACTUAL EXPECTED ATOL RTOL RATIO MISS_RMS
+        (raw float32 files; prints judge()'s verdict as JSON: tst_comparison checks it against
+        the evaluator's own on the same data)
 """
+import json
 import sys
 
 import torch
@@ -75,5 +79,17 @@ def self_test():
     return 1 if failed else 0
 
 
+def judge_files(actual, expected, *rule):
+    def load(path):
+        with open(path, "rb") as f:
+            return torch.frombuffer(bytearray(f.read()), dtype=torch.float32)
+    print(json.dumps(judge(load(actual), load(expected), tuple(float(v) for v in rule))))
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else print(__doc__) or 2)
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(self_test())
+    if len(sys.argv) == 8 and sys.argv[1] == "--judge":
+        sys.exit(judge_files(*sys.argv[2:]))
+    sys.exit(print(__doc__) or 2)
