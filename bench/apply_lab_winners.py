@@ -9,8 +9,8 @@ whether it matched reference.cu; a --check-only file has no latencies.  A varian
 matched on every workload of every file, and its geometric-mean latency beats the first variant
 (the shipped baseline) by more than --min-gain and every other such variant.  The winner is then
 applied: a --copy variant's file replaces baseline.cu (without its leading "Candidate for" note),
-a --knobs variant's knobs get the default 1 (KNOB) or V (KNOB=V).  Prints what it did; exit 0 either way, 1 with a
-message on bad input.
+a --knobs variant's knobs get the default 1 (KNOB) or V (KNOB=V).  Prints what it did; exit 0
+either way, 1 with a message on bad input.
 """
 import argparse
 import json

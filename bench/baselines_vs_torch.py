@@ -294,13 +294,17 @@ def moe_setup(w, defn):
     def blocks(scale):  # a [.., r, c] block scale over 128 x 128 blocks
         return scale.repeat_interleave(128, -2).repeat_interleave(128, -1)
 
-    def module(dtype):
-        a = hs.to(dtype) * hs_scale.T.to(dtype).repeat_interleave(128, 1)
+    def route(dtype):
+        """DeepSeek-V3's routing in dtype: the sigmoid scores and each token's 8 experts."""
         s = torch.sigmoid(logits.to(dtype))
         sb = s + bias.to(dtype)
         group = sb.view(T, 8, 32).topk(2, -1).values.sum(-1)
         kept = torch.zeros(T, 8, dtype=torch.bool, device="cuda").scatter(1, group.topk(4, -1).indices, True)
-        idx = sb.masked_fill(~kept.repeat_interleave(32, 1), float("-inf")).topk(8, -1).indices
+        return s, sb.masked_fill(~kept.repeat_interleave(32, 1), float("-inf")).topk(8, -1).indices
+
+    def module(dtype):
+        a = hs.to(dtype) * hs_scale.T.to(dtype).repeat_interleave(128, 1)
+        s, idx = route(dtype)
         weights = s.gather(1, idx)
         weights = weights / (weights.sum(-1, keepdim=True) + 1e-20) * rsf
         out = torch.zeros(T, D, dtype=dtype, device="cuda")
@@ -323,12 +327,8 @@ def moe_setup(w, defn):
         return module(torch.float64).float(), None
 
     # What these inputs cost: each (token, local expert) pair runs both GEMMs, 2 * 3 * D * I FLOPs.
-    # The routing is recomputed in fp32, as the task's precision rule has it.
-    s = torch.sigmoid(logits)
-    sb = s + bias.float()
-    group = sb.view(T, 8, 32).topk(2, -1).values.sum(-1)
-    kept = torch.zeros(T, 8, dtype=torch.bool, device="cuda").scatter(1, group.topk(4, -1).indices, True)
-    idx = sb.masked_fill(~kept.repeat_interleave(32, 1), float("-inf")).topk(8, -1).indices
+    # The routing in fp32, as the task's precision rule has it.
+    _, idx = route(torch.float32)
     local = ((idx >= offset) & (idx < offset + L)).sum().item()
     run.work = {"local_pairs": local, "flops": 2.0 * 3 * D * I * local, "peak_tflops": FP8_DENSE_PEAK_TFLOPS,
                 "peak": "fp8"}
@@ -360,6 +360,8 @@ SETUPS = {"gqa_paged_decode_h32_kv4_d128_ps1": gqa_setup,
           "mla_paged_prefill_causal_h16_ckv512_kpe64_ps1": mla_prefill_setup,
           "trimul": trimul_setup,
           "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048": moe_setup}
+
+
 def check_error(got, exact, rule):
     """PyTorch's answer against exact math under the task's own rule, as the evaluator applies it
     (bench/task_rule.py) to each output: the output, and the lse where the task has one."""
