@@ -67,8 +67,11 @@ ncu)
     while read -r name; do
         [[ -z ${LAB_ONLY:-} || " $LAB_ONLY " == *" $name "* ]] && args+=("$name=$PWD/$dir/$name.so")
     done < "$dir/variants"
-    ncu --clock-control none -k "regex:$regex" -c "$launches" --section SpeedOfLight \
-        --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
+    # NCU_NAME_BASE=mangled matches the regex against the signature too (the reference's kernels
+    # may share the baseline's names).
+    ncu --clock-control none --kernel-name-base "${NCU_NAME_BASE:-function}" -k "regex:$regex" -c "$launches" \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
         python3 bench/kernel_lab.py --task "tasks/$task" --header "$dir/include/ks_task.h" \
         --reference "$PWD/$dir/reference.so" --check-only --workloads "$workloads" ${LAB_ARGS:-} "${args[@]}" \
         > "$OUT/$task-ncu.txt" 2>&1
