@@ -33,25 +33,27 @@
 // Tiles: 128 x 128, shared panels of 128 rows x one 128-wide k block of e4m3 (128-byte rows, 16-byte
 // chunks XOR-swizzled by row & 7: the hardware's 128-byte swizzle on 1024-byte boundaries), a
 // cp.async ring (four stages for gemm1, three of four panels for gemm2), one wgmma chain per
-// warpgroup.  Not yet: producer/consumer warpgroups with the fold of one k block under the
-// products of the next (the few-token split-K path is a knob below, not yet measured).
+// warpgroup.  Each thread copies the same four rows of every panel, so its row addresses are
+// worked out once an item (until session 25 they were worked out again for every 16 bytes: 44 %
+// of GEMM 1's instructions).  Not yet: a producer warpgroup, tiles wider than 128 columns (a
+// 128 x 128 tile needs 64 bytes a cycle from L2 for each SM at the tensor cores' full rate).
 //
-// Knobs, measured side by side in the kernel lab (docs/perf.md, session 24; H100, geomean over the
-// 16 workloads against the file without them: 161.3 us):
+// Knobs, measured side by side in the kernel lab (docs/perf.md, sessions 24 and 25; H100, geomean
+// over the 16 workloads of `ksearch eval`'s draws):
 //   MOE_PERSISTENT      (on) the GEMMs walk their items from one CTA an SM, column blocks fastest
-//                       (walk_items below): 150.8 us.  Most of the gain is the CTAs a grid of
-//                       max tiles no longer launches for nothing (T14107 with one active expert:
-//                       454 -> 311 us).
-//   MOE_SCALES_AHEAD    (off) the block scales of k block kb + 1 are read while kb's products run:
-//                       163.6 us alone.
-//   MOE_LOADS_UNDER_MMA (off) the ring's next copies are issued after the current products: 173.1
-//                       us alone.  All three together: 154.5 us, with GEMM 1 13 % faster than
-//                       MOE_PERSISTENT alone on the largest workload, but one workload timed at
-//                       2.5x its kernels' sum; to be measured again.
-//   MOE_SPLIT_K         (1: off; not yet run) where the plan's (tile, column) pairs leave SMs
-//                       idle (one or two used experts), each pair's k blocks are cut into up to
-//                       this many ranges, one CTA each; the CTA that finishes last adds the
-//                       partial sums in range order (gather_splits) and runs the epilogue.
+//                       (walk_items below): 161.3 -> 150.8 us.  Most of the gain is the CTAs a
+//                       grid of max tiles no longer launches for nothing.
+//   MOE_SCALES_AHEAD    (on) the block scales of k block kb + 1 are read while kb's products run.
+//   MOE_LOADS_UNDER_MMA (on) the ring's next copies are issued after the current products.
+//   MOE_SPLIT_K         (4) where the plan's (tile, column) pairs leave SMs idle (one or two used
+//                       experts), each pair's k blocks are cut into up to this many ranges, one CTA
+//                       each; the CTA that finishes last adds the partial sums in range order
+//                       (gather_splits) and runs the epilogue.  The three above together: 149.7 ->
+//                       140.4 us (one-expert calls 148 -> 84 us).
+//   MOE_MBARRIER        (on) the ring's slots are handed over by mbarriers (full: every thread's
+//                       copies landed; empty: every thread's products read it) instead of a
+//                       block-wide barrier each k block, so the two warpgroups need not move in
+//                       step: 113.1 -> 112.5 us over the per-item row addresses (138.7 before them).
 #include "ks_task.h"
 
 #include <cuda_bf16.h>
@@ -63,16 +65,19 @@
 #include <math_constants.h>
 
 #ifndef MOE_SCALES_AHEAD
-#define MOE_SCALES_AHEAD 0
+#define MOE_SCALES_AHEAD 1
 #endif
 #ifndef MOE_LOADS_UNDER_MMA
-#define MOE_LOADS_UNDER_MMA 0
+#define MOE_LOADS_UNDER_MMA 1
 #endif
 #ifndef MOE_PERSISTENT
 #define MOE_PERSISTENT 1
 #endif
 #ifndef MOE_SPLIT_K
-#define MOE_SPLIT_K 1
+#define MOE_SPLIT_K 4
+#endif
+#ifndef MOE_MBARRIER
+#define MOE_MBARRIER 1
 #endif
 #if MOE_SPLIT_K > 1 && !MOE_PERSISTENT
 #error "MOE_SPLIT_K needs MOE_PERSISTENT: the split count follows the grid the walk runs on"
@@ -127,9 +132,36 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool v
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
+#if !MOE_MBARRIER
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+#endif
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 __device__ __forceinline__ void fence_to_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives on bar once every cp.async this thread has issued so far has landed.
+__device__ __forceinline__ void mbar_arrive_on_copies(uint32_t bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+// Returns once the phase of bar with this parity has completed (a fresh barrier counts its phase
+// before the first as complete).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+    __syncwarp();  // the warpgroup's wgmma needs its warps converged
+}
 
 using Acc = float[64];
 
@@ -188,12 +220,14 @@ __device__ __forceinline__ void zero(Acc& part)
 }
 
 // part += A B^T over kSteps k steps of 32 from byte k0 of the panels (this warpgroup's 64 A rows).
+// A k step moves both descriptors' start address by 32 bytes, 2 in their 16-byte units; the
+// field cannot carry over, as shared memory ends below 2^18 bytes.
 template <int kSteps>
 __device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_panel, int k0)
 {
-    const uint32_t a = a_panel + (threadIdx.x >> 7) * 64 * 128 + k0, b = b_panel + k0;
+    const uint64_t da = smem_desc(a_panel + (threadIdx.x >> 7) * 64 * 128 + k0), db = smem_desc(b_panel + k0);
 #pragma unroll
-    for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, smem_desc(a + ks * 32), smem_desc(b + ks * 32));
+    for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks);
 }
 
 __device__ __forceinline__ void wait_products(Acc& part)
@@ -203,38 +237,89 @@ __device__ __forceinline__ void wait_products(Acc& part)
     pin(part);
 }
 
-// Streams k blocks [first, last) (each 128 wide) through a kStages ring; a stage holds kAPanels A panels and
-// one B panel.  row_a(r, plane, kb) and row_b(r, kb) give row r's 128 bytes of k block kb (row_a:
-// nullptr for a zero row).  stage(kb, a0, b, next) runs when block kb is in shared memory (a0: the
-// first A panel, the others follow every kPanelBytes); every thread calls it, and it calls next()
-// once, after issuing its first products: with MOE_LOADS_UNDER_MMA that issues the copies of
-// block kb + kStages - 1.  Their slot held block kb - 1, whose products were waited for before
-// this iteration's barrier, so the copies may start anywhere in the stage.
-template <int kStages, int kAPanels, class RowA, class RowB, class Stage>
+// Streams k blocks [first, last) (each 128 wide) through a kStages ring; a stage holds kAPanels A
+// panels and one B panel.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
+// nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B's 128 kb.
+// stage(kb, a0, b, next) runs when block kb is in shared memory (a0: the first A panel, the
+// others follow every kPanelBytes); every thread calls it, and it calls next() once, after
+// issuing its first products: with MOE_LOADS_UNDER_MMA that issues the copies of block
+// kb + kStages - 1.  Their slot held block kb - 1, whose products were waited for before this
+// iteration's barrier, so the copies may start anywhere in the stage.
+//
+// Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
+// Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
+// worked out once an item, and a k block's copies are one add each.
+template <int kStages, int kAPanels, int kAStride, class RowA, class RowB, class Stage>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, RowA row_a, RowB row_b, Stage stage)
 {
-    constexpr int kPanels = kAPanels + 1;
+    constexpr int kPanels = kAPanels + 1, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
+    static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
+    const int chunk = threadIdx.x & 7, r0 = threadIdx.x >> 3;
+    const uint32_t ring = smem_u32(smem), mine = swz(r0, chunk);
+    const u8* a_row[kRowsEach];
+    const u8* b_row[kRowsEach];
+#pragma unroll
+    for (int i = 0; i < kRowsEach; ++i) {
+        a_row[i] = row_a(r0 + kRowStep * i);
+        b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
+        if (a_row[i]) a_row[i] += chunk * 16;
+    }
+#if MOE_MBARRIER
+    // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
+    // for its products on slot s.  Fresh for each item: the previous item's uses are all over.
+    __shared__ uint64_t bars[2 * kStages];
+    const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
+    if (threadIdx.x == 0)
+        for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads);
+    __syncthreads();
+#endif
     auto load = [&](int kb) {
         if (kb < last) {
-            u8* st = smem + ((kb - first) % kStages) * kPanels * kPanelBytes;
-            for (int e = threadIdx.x; e < kPanels * kTile * 8; e += kThreads) {
-                const int panel = e >> 10, r = (e >> 3) & (kTile - 1), c = e & 7;
-                const u8* row = panel == kAPanels ? row_b(r, kb) : row_a(r, panel, kb);
-                cp_async16(smem_u32(st + panel * kPanelBytes) + swz(r, c), row ? row + c * 16 : row_b(0, kb), row != nullptr);
+            const int slot = (kb - first) % kStages;
+#if MOE_MBARRIER
+            // The slot's previous block, use (kb - first) / kStages - 1, must be read by all.
+            if (kb - first >= kStages) mbar_wait(empty + 8 * slot, ((kb - first) / kStages - 1) & 1);
+#endif
+            const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
+#pragma unroll
+            for (int i = 0; i < kRowsEach; ++i) {
+                const uint32_t dst = st + i * kRowStep * 128;
+                const u8* b = b_row[i] + kb * kBlock;
+#pragma unroll
+                for (int panel = 0; panel < kAPanels; ++panel)
+                    cp_async16(dst + panel * kPanelBytes, a_row[i] ? a_row[i] + kb * kAStride + panel * kBlock : b,
+                               a_row[i] != nullptr);
+                cp_async16(dst + kAPanels * kPanelBytes, b, true);
             }
+#if MOE_MBARRIER
+            mbar_arrive_on_copies(full + 8 * slot);
+#endif
         }
+#if !MOE_MBARRIER
         cp_async_commit();
+#endif
     };
     for (int s = 0; s < kStages - 1; ++s) load(first + s);
     for (int kb = first; kb < last; ++kb) {
+        const int slot = (kb - first) % kStages;
+#if MOE_MBARRIER
+        // No block-wide barrier: a warpgroup goes on as soon as the block is in, so one's
+        // scaling of its products runs under the other's.
+        mbar_wait(full + 8 * slot, ((kb - first) / kStages) & 1);
+        fence_to_async();
+#else
         cp_async_wait<kStages - 2>();
         fence_to_async();
         __syncthreads();
+#endif
         if (!MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
-        const uint32_t st = smem_u32(smem + ((kb - first) % kStages) * kPanels * kPanelBytes);
+        const uint32_t st = ring + slot * kPanels * kPanelBytes;
         stage(kb, st, st + kAPanels * kPanelBytes, [&] {
             if (MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
         });
+#if MOE_MBARRIER
+        mbar_arrive(empty + 8 * slot);  // stage() waited for its products: the slot may be refilled
+#endif
     }
 }
 
@@ -254,7 +339,7 @@ struct Plan {
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
     float* o;           // [T * 8][7168] weighted expert outputs
 #if MOE_SPLIT_K > 1
-    int* arrivals;      // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM
+    int* arrivals;      // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM; plan zeroes
     float4* partial;    // [kMaxSplitItems][16][256 threads] a split CTA's partial sums
 #endif
 };
@@ -369,6 +454,10 @@ __global__ void plan_kernel(Plan p)
         p.offsets[kLocal] = rows;
         *p.num_tiles = first_tile + tiles;
     }
+#if MOE_SPLIT_K > 1
+    // The split GEMMs count arrivals from zero; here rather than a memset, which costs a launch.
+    for (int i = lane; i < 2 * kMaxSplitItems; i += 32) p.arrivals[i] = 0;
+#endif
 }
 
 __global__ void scatter_kernel(Plan p, int64_t slots)
@@ -504,12 +593,10 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
-    gemm_pipeline<kStages1, 1>(
+    gemm_pipeline<kStages1, 1, kBlock>(
         smem, k_first, k_last,
-        [&](int r, int, int kb) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden + kb * kBlock : nullptr; },
-        [&](int r, int kb) -> const u8* {
-            return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden + kb * kBlock;
-        },
+        [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
+        [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
             float4 sc = ahead;
             if (MOE_SCALES_AHEAD && kb + 1 < k_last) ahead = scales_of(kb + 1);
@@ -518,8 +605,10 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
             next();
             wait_products(part);
             if (!MOE_SCALES_AHEAD) sc = scales_of(kb);
+            // The four (row, up or gate) products of the scales, one FFMA an element.
+            const float s00 = sc.x * sc.z, s01 = sc.x * sc.w, s10 = sc.y * sc.z, s11 = sc.y * sc.w;
 #pragma unroll
-            for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? sc.y : sc.x) * (e < 32 ? sc.z : sc.w);
+            for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? (e < 32 ? s10 : s11) : (e < 32 ? s00 : s01));
         });
     if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
@@ -578,12 +667,10 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
-    gemm_pipeline<kStages2, kCPlanes>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock>(
         smem, k_first, k_last,
-        [&](int r, int plane, int kb) -> const u8* {
-            return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes + (kb * kCPlanes + plane) * kBlock : nullptr;
-        },
-        [&](int r, int kb) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter + kb * kBlock; },
+        [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
+        [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
             float4 sc = ahead;
             if (MOE_SCALES_AHEAD && kb + 1 < k_last) ahead = scales_of(kb + 1);
@@ -706,10 +793,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     }();
     if (configured != cudaSuccess) return (int)configured;
 
-    cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
-#if MOE_SPLIT_K > 1
-    if (err == cudaSuccess) err = cudaMemsetAsync(p.arrivals, 0, 2 * kMaxSplitItems * sizeof(int), stream);
-#endif
+    const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
     if (err != cudaSuccess) return (int)err;
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
     plan_kernel<<<1, 32, 0, stream>>>(p);
