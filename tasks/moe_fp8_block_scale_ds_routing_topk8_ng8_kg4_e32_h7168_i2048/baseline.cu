@@ -128,9 +128,10 @@ __device__ __forceinline__ u8* align1024(u8* p)
 
 __device__ __forceinline__ uint32_t swz(int row, int chunk) { return row * 128 + ((chunk ^ (row & 7)) << 4); }
 
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid)
+// Copies `bytes` (16 or 0) of src and zero-fills the rest of the 16.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
 #if !MOE_MBARRIER
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -256,13 +257,16 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, Row
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
     const int chunk = threadIdx.x & 7, r0 = threadIdx.x >> 3;
     const uint32_t ring = smem_u32(smem), mine = swz(r0, chunk);
+    // A zero row copies no bytes, from row 0 (which every item has) so that the address is real.
     const u8* a_row[kRowsEach];
     const u8* b_row[kRowsEach];
+    int a_bytes[kRowsEach];
 #pragma unroll
     for (int i = 0; i < kRowsEach; ++i) {
-        a_row[i] = row_a(r0 + kRowStep * i);
+        const u8* row = row_a(r0 + kRowStep * i);
+        a_bytes[i] = row ? 16 : 0;
+        a_row[i] = (row ? row : row_a(0)) + chunk * 16;
         b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
-        if (a_row[i]) a_row[i] += chunk * 16;
     }
 #if MOE_MBARRIER
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
@@ -284,12 +288,11 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, Row
 #pragma unroll
             for (int i = 0; i < kRowsEach; ++i) {
                 const uint32_t dst = st + i * kRowStep * 128;
-                const u8* b = b_row[i] + kb * kBlock;
+                const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
                 for (int panel = 0; panel < kAPanels; ++panel)
-                    cp_async16(dst + panel * kPanelBytes, a_row[i] ? a_row[i] + kb * kAStride + panel * kBlock : b,
-                               a_row[i] != nullptr);
-                cp_async16(dst + kAPanels * kPanelBytes, b, true);
+                    cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
+                cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
             }
 #if MOE_MBARRIER
             mbar_arrive_on_copies(full + 8 * slot);
