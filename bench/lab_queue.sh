@@ -30,11 +30,12 @@ for s in ${PHASES:-decode}; do
         verify $L "${VERIFY_STEPS:-check evaltest}"
         verify $M "${VERIFY_STEPS:-check evaltest}" ;;
     decode) step 150 env LAB_ARGS=--torch bash bench/kernel_lab.sh run $G $L ;;
-    moe) # the knobs still off (MOE_PERSISTENT is on since session 24), built as docs/status.md says
+    moe) # the variants built here (session 25 settled split-K and the knobs); MOE_KNOBS names
+         # which knobs a winning variant sets, as apply_lab_winners.py's --knobs (NAME=K1,K2=V ...)
         rm -f "$OUT/$M.json"  # a lab cut short must not leave an earlier run's winner to apply
         step 300 env LAB_ARGS="--kernels --workspace-mib 7400" bash bench/kernel_lab.sh run $M
-        python3 bench/apply_lab_winners.py --baseline tasks/$M/baseline.cu --json "$OUT/$M.json" \
-            --knobs split2=MOE_SPLIT_K=2 --knobs split4=MOE_SPLIT_K=4 --knobs all3=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA \
-            --knobs all3split4=MOE_SCALES_AHEAD,MOE_LOADS_UNDER_MMA,MOE_SPLIT_K=4 ;;
+        knobs=()
+        for k in ${MOE_KNOBS:-}; do knobs+=(--knobs "$k"); done
+        python3 bench/apply_lab_winners.py --baseline tasks/$M/baseline.cu --json "$OUT/$M.json" "${knobs[@]}" ;;
     esac
 done
