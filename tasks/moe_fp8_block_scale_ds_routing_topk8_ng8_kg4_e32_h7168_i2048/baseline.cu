@@ -50,6 +50,9 @@
 //                       each; the CTA that finishes last adds the partial sums in range order
 //                       (gather_splits) and runs the epilogue.  The three above together: 149.7 ->
 //                       140.4 us (one-expert calls 148 -> 84 us).
+//   MOE_STAGES1         (4; not yet measured at 5 or 6) GEMM 1's ring depth, 32 KB a stage: a
+//                       profile (docs/perf.md, session 25) found GEMM 1 neither issue- nor
+//                       tensor-bound, so more copies in flight may pay.
 //   MOE_MBARRIER        (on) the ring's slots are handed over by mbarriers (full: every thread's
 //                       copies landed; empty: every thread's products read it) instead of a
 //                       block-wide barrier each k block, so the two warpgroups need not move in
@@ -78,6 +81,9 @@
 #endif
 #ifndef MOE_MBARRIER
 #define MOE_MBARRIER 1
+#endif
+#ifndef MOE_STAGES1
+#define MOE_STAGES1 4
 #endif
 #if MOE_SPLIT_K > 1 && !MOE_PERSISTENT
 #error "MOE_SPLIT_K needs MOE_PERSISTENT: the split count follows the grid the walk runs on"
@@ -109,10 +115,11 @@ constexpr int kCPlanes = 3;                        // C ~ s (q0 + q1 + q2)
 constexpr int kCHalf = 64;                         // C's scale covers 64 columns (one gemm1 tile)
 constexpr int kCScales = kInter / kCHalf;          // 32 a row
 constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
-constexpr int kStages1 = 4, kStages2 = 3;
+constexpr int kStages1 = MOE_STAGES1, kStages2 = 3;  // gemm2's three 64 KB stages fill shared memory
 constexpr int kAlignSlack = 1024;
 constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
 constexpr int kGemm1Smem = kStages1 * 2 * kPanelBytes + kAlignSlack;               // A, B
+static_assert(kStages1 >= 2 && kGemm1Smem + 1024 <= 227 * 1024, "gemm1's ring and its static arrays must fit");
 constexpr int kGemm2Smem = kStages2 * (kCPlanes + 1) * kPanelBytes + kAlignSlack;  // 3 planes, B
 constexpr float kE4m3Max = 448.0f;
 constexpr float kTinyC = 1e-30f;
