@@ -53,6 +53,9 @@
 //   MOE_STAGES1         (4; not yet measured at 5 or 6) GEMM 1's ring depth, 32 KB a stage: a
 //                       profile (docs/perf.md, session 25) found GEMM 1 neither issue- nor
 //                       tensor-bound, so more copies in flight may pay.
+//   MOE_RING_ONCE       (off; built, not yet run) the ring's mbarriers are set up once a CTA
+//                       and carried from item to item, as the PTX ISA asks (setting up a live
+//                       barrier again is undefined); to be switched on once the lab matches.
 //   MOE_MBARRIER        (on) the ring's slots are handed over by mbarriers (full: every thread's
 //                       copies landed; empty: every thread's products read it) instead of a
 //                       block-wide barrier each k block, so the two warpgroups need not move in
@@ -84,6 +87,12 @@
 #endif
 #ifndef MOE_STAGES1
 #define MOE_STAGES1 4
+#endif
+#ifndef MOE_RING_ONCE
+#define MOE_RING_ONCE 0
+#endif
+#if MOE_RING_ONCE && !MOE_MBARRIER
+#error "MOE_RING_ONCE carries the ring's mbarriers from item to item"
 #endif
 #if MOE_SPLIT_K > 1 && !MOE_PERSISTENT
 #error "MOE_SPLIT_K needs MOE_PERSISTENT: the split count follows the grid the walk runs on"
@@ -252,13 +261,20 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // others follow every kPanelBytes); every thread calls it, and it calls next() once, after
 // issuing its first products: with MOE_LOADS_UNDER_MMA that issues the copies of block
 // kb + kStages - 1.  Their slot held block kb - 1, whose products were waited for before this
-// iteration's barrier, so the copies may start anywhere in the stage.
+// iteration's barrier (with MOE_MBARRIER: whose empty barrier the copies wait for), so the copies
+// may start anywhere in the stage.
 //
 // Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
 // Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
 // worked out once an item, and a k block's copies are one add each.
+//
+// `used` counts the blocks this CTA has streamed through the ring before this item.  With
+// MOE_RING_ONCE the barriers are set up by the CTA's first item and carried on (block kb is the
+// ring's use used + kb - first); without it they are set up again for every item, which the PTX
+// ISA leaves undefined on a live barrier, though each item's uses are all over by then.
 template <int kStages, int kAPanels, int kAStride, class RowA, class RowB, class Stage>
-__device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, RowA row_a, RowB row_b, Stage stage)
+__device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
+                                              Stage stage)
 {
     constexpr int kPanels = kAPanels + 1, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
@@ -275,21 +291,24 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, Row
         a_row[i] = (row ? row : row_a(0)) + chunk * 16;
         b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
     }
+    const int u0 = MOE_RING_ONCE ? used - first : -first;  // block kb is the ring's use u0 + kb
 #if MOE_MBARRIER
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
-    // for its products on slot s.  Fresh for each item: the previous item's uses are all over.
+    // for its products on slot s.
     __shared__ uint64_t bars[2 * kStages];
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
-    if (threadIdx.x == 0)
-        for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads);
-    __syncthreads();
+    if (!MOE_RING_ONCE || used == 0) {
+        if (threadIdx.x == 0)
+            for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads);
+        __syncthreads();
+    }
 #endif
     auto load = [&](int kb) {
         if (kb < last) {
-            const int slot = (kb - first) % kStages;
+            const int slot = (u0 + kb) % kStages;
 #if MOE_MBARRIER
-            // The slot's previous block, use (kb - first) / kStages - 1, must be read by all.
-            if (kb - first >= kStages) mbar_wait(empty + 8 * slot, ((kb - first) / kStages - 1) & 1);
+            // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
+            if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
 #endif
             const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
 #pragma unroll
@@ -311,11 +330,11 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, Row
     };
     for (int s = 0; s < kStages - 1; ++s) load(first + s);
     for (int kb = first; kb < last; ++kb) {
-        const int slot = (kb - first) % kStages;
+        const int slot = (u0 + kb) % kStages;
 #if MOE_MBARRIER
         // No block-wide barrier: a warpgroup goes on as soon as the block is in, so one's
         // scaling of its products runs under the other's.
-        mbar_wait(full + 8 * slot, ((kb - first) / kStages) & 1);
+        mbar_wait(full + 8 * slot, ((u0 + kb) / kStages) & 1);
         fence_to_async();
 #else
         cp_async_wait<kStages - 2>();
@@ -331,6 +350,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, Row
         mbar_arrive(empty + 8 * slot);  // stage() waited for its products: the slot may be refilled
 #endif
     }
+    used += last - first;
 }
 
 // ------------------------------------------------------------------ workspace
@@ -579,7 +599,7 @@ dim3 items_grid(int64_t max_tiles, int columns)
 }
 
 // Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
-__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token)
+__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used)
 {
     const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
@@ -604,7 +624,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
     gemm_pipeline<kStages1, 1, kBlock>(
-        smem, k_first, k_last,
+        smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
@@ -655,7 +675,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 }
 
 // Column block `col`: hidden columns 128 col...
-__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem)
+__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used)
 {
     const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
@@ -678,7 +698,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
     gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock>(
-        smem, k_first, k_last,
+        smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
@@ -716,14 +736,16 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
-    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token); });
+    int used = 0;  // blocks streamed through the ring so far
+    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used); });
 }
 
 __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
-    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem); });
+    int used = 0;  // blocks streamed through the ring so far
+    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used); });
 }
 
 // ------------------------------------------------------------------ 6. combine
