@@ -91,6 +91,15 @@
 #ifndef MOE_RING_ONCE
 #define MOE_RING_ONCE 0
 #endif
+// Lab probes, wrong answers by design: 1 streams the GEMMs' copies without products or scaling
+// (the copy path's ceiling), 2 runs products and scaling on whatever shared memory holds, with no
+// copies (the arithmetic's ceiling).
+#ifndef MOE_PROBE
+#define MOE_PROBE 0
+#endif
+#if MOE_PROBE == 2 && !MOE_MBARRIER
+#error "MOE_PROBE 2 arrives on the ring's mbarriers in place of the copies"
+#endif
 #if MOE_RING_ONCE && !MOE_MBARRIER
 #error "MOE_RING_ONCE carries the ring's mbarriers from item to item"
 #endif
@@ -312,7 +321,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
 #endif
             const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
 #pragma unroll
-            for (int i = 0; i < kRowsEach; ++i) {
+            for (int i = 0; i < (MOE_PROBE == 2 ? 0 : kRowsEach); ++i) {
                 const uint32_t dst = st + i * kRowStep * 128;
                 const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
@@ -321,7 +330,8 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
                 cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
             }
 #if MOE_MBARRIER
-            mbar_arrive_on_copies(full + 8 * slot);
+            if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
+            else mbar_arrive_on_copies(full + 8 * slot);
 #endif
         }
 #if !MOE_MBARRIER
@@ -343,9 +353,11 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
 #endif
         if (!MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
         const uint32_t st = ring + slot * kPanels * kPanelBytes;
-        stage(kb, st, st + kAPanels * kPanelBytes, [&] {
+        auto next = [&] {
             if (MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
-        });
+        };
+        if (MOE_PROBE == 1) next();  // copies only: no products, no scaling
+        else stage(kb, st, st + kAPanels * kPanelBytes, next);
 #if MOE_MBARRIER
         mbar_arrive(empty + 8 * slot);  // stage() waited for its products: the slot may be refilled
 #endif
