@@ -32,34 +32,26 @@
 //
 // Tiles: 128 x 128, shared panels of 128 rows x one 128-wide k block of e4m3 (128-byte rows, 16-byte
 // chunks XOR-swizzled by row & 7: the hardware's 128-byte swizzle on 1024-byte boundaries), a
-// cp.async ring (four stages for gemm1, three of four panels for gemm2), one wgmma chain per
-// warpgroup.  Each thread copies the same four rows of every panel, so its row addresses are
-// worked out once an item (until session 25 they were worked out again for every 16 bytes: 44 %
-// of GEMM 1's instructions).  Not yet: a producer warpgroup, tiles wider than 128 columns (a
-// 128 x 128 tile needs 64 bytes a cycle from L2 for each SM at the tensor cores' full rate).
+// cp.async ring (four stages for gemm1, three of four panels for gemm2) whose slots are handed
+// over by mbarriers, one wgmma chain per warpgroup.  The GEMMs walk their (tile, column block)
+// items from one CTA an SM, column blocks fastest.  Each thread copies the same four rows of every
+// panel, so its row addresses are worked out once an item; a k block's scales are read while the
+// previous block's products run, and the next copies are issued after the current products.
+// What each of these gave, and what was tried and dropped: docs/perf.md (sessions 23-25).
 //
-// Knobs, measured side by side in the kernel lab (docs/perf.md, sessions 24 and 25; H100, geomean
-// over the 16 workloads of `ksearch eval`'s draws):
-//   MOE_PERSISTENT      (on) the GEMMs walk their items from one CTA an SM, column blocks fastest
-//                       (walk_items below): 161.3 -> 150.8 us.  Most of the gain is the CTAs a
-//                       grid of max tiles no longer launches for nothing.
-//   MOE_SCALES_AHEAD    (on) the block scales of k block kb + 1 are read while kb's products run.
-//   MOE_LOADS_UNDER_MMA (on) the ring's next copies are issued after the current products.
-//   MOE_SPLIT_K         (4) where the plan's (tile, column) pairs leave SMs idle (one or two used
-//                       experts), each pair's k blocks are cut into up to this many ranges, one CTA
-//                       each; the CTA that finishes last adds the partial sums in range order
-//                       (gather_splits) and runs the epilogue.  The three above together: 149.7 ->
-//                       140.4 us (one-expert calls 148 -> 84 us).
-//   MOE_STAGES1         (4; not yet measured at 5 or 6) GEMM 1's ring depth, 32 KB a stage: a
-//                       profile (docs/perf.md, session 25) found GEMM 1 neither issue- nor
-//                       tensor-bound, so more copies in flight may pay.
-//   MOE_RING_ONCE       (off; built, not yet run) the ring's mbarriers are set up once a CTA
-//                       and carried from item to item, as the PTX ISA asks (setting up a live
-//                       barrier again is undefined); to be switched on once the lab matches.
-//   MOE_MBARRIER        (on) the ring's slots are handed over by mbarriers (full: every thread's
-//                       copies landed; empty: every thread's products read it) instead of a
-//                       block-wide barrier each k block, so the two warpgroups need not move in
-//                       step: 113.1 -> 112.5 us over the per-item row addresses (138.7 before them).
+// Knobs (-D), measured side by side in the kernel lab (bench/kernel_lab.sh):
+//   MOE_SPLIT_K   (4) where the plan's (tile, column) pairs leave SMs idle (one or two used
+//                 experts), each pair's k blocks are cut into up to this many ranges, one CTA
+//                 each; the CTA that finishes last adds the partial sums in range order
+//                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
+//   MOE_STAGES1   (4; not yet measured at 5 to 7) GEMM 1's ring depth, 32 KB a stage: a profile
+//                 found GEMM 1 neither issue- nor tensor-bound, so more copies in flight may pay.
+//   MOE_RING_ONCE (off; built, not yet run) the ring's mbarriers are set up once a CTA and carried
+//                 from item to item, as the PTX ISA asks (setting up a live barrier again is
+//                 undefined); to be switched on once the lab matches.
+//   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
+//                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
+//                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
 #include "ks_task.h"
 
 #include <cuda_bf16.h>
@@ -70,20 +62,8 @@
 #include <cstdint>
 #include <math_constants.h>
 
-#ifndef MOE_SCALES_AHEAD
-#define MOE_SCALES_AHEAD 1
-#endif
-#ifndef MOE_LOADS_UNDER_MMA
-#define MOE_LOADS_UNDER_MMA 1
-#endif
-#ifndef MOE_PERSISTENT
-#define MOE_PERSISTENT 1
-#endif
 #ifndef MOE_SPLIT_K
 #define MOE_SPLIT_K 4
-#endif
-#ifndef MOE_MBARRIER
-#define MOE_MBARRIER 1
 #endif
 #ifndef MOE_STAGES1
 #define MOE_STAGES1 4
@@ -91,20 +71,8 @@
 #ifndef MOE_RING_ONCE
 #define MOE_RING_ONCE 0
 #endif
-// Lab probes, wrong answers by design: 1 streams the GEMMs' copies without products or scaling
-// (the copy path's ceiling), 2 runs products and scaling on whatever shared memory holds, with no
-// copies (the arithmetic's ceiling).
 #ifndef MOE_PROBE
 #define MOE_PROBE 0
-#endif
-#if MOE_PROBE == 2 && !MOE_MBARRIER
-#error "MOE_PROBE 2 arrives on the ring's mbarriers in place of the copies"
-#endif
-#if MOE_RING_ONCE && !MOE_MBARRIER
-#error "MOE_RING_ONCE carries the ring's mbarriers from item to item"
-#endif
-#if MOE_SPLIT_K > 1 && !MOE_PERSISTENT
-#error "MOE_SPLIT_K needs MOE_PERSISTENT: the split count follows the grid the walk runs on"
 #endif
 
 namespace {
@@ -158,10 +126,6 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int by
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
-#if !MOE_MBARRIER
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-#endif
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 __device__ __forceinline__ void fence_to_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
 {
@@ -268,10 +232,8 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B's 128 kb.
 // stage(kb, a0, b, next) runs when block kb is in shared memory (a0: the first A panel, the
 // others follow every kPanelBytes); every thread calls it, and it calls next() once, after
-// issuing its first products: with MOE_LOADS_UNDER_MMA that issues the copies of block
-// kb + kStages - 1.  Their slot held block kb - 1, whose products were waited for before this
-// iteration's barrier (with MOE_MBARRIER: whose empty barrier the copies wait for), so the copies
-// may start anywhere in the stage.
+// issuing its first products: that issues the copies of block kb + kStages - 1 into the slot of
+// block kb - 1, once every thread has waited for its products on it (the slot's empty barrier).
 //
 // Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
 // Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
@@ -301,7 +263,6 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
     }
     const int u0 = MOE_RING_ONCE ? used - first : -first;  // block kb is the ring's use u0 + kb
-#if MOE_MBARRIER
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
     // for its products on slot s.
     __shared__ uint64_t bars[2 * kStages];
@@ -311,56 +272,36 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
             for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads);
         __syncthreads();
     }
-#endif
     auto load = [&](int kb) {
-        if (kb < last) {
-            const int slot = (u0 + kb) % kStages;
-#if MOE_MBARRIER
-            // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
-            if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
-#endif
-            const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
+        if (kb >= last) return;
+        const int slot = (u0 + kb) % kStages;
+        // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
+        if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
+        const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
 #pragma unroll
-            for (int i = 0; i < (MOE_PROBE == 2 ? 0 : kRowsEach); ++i) {
-                const uint32_t dst = st + i * kRowStep * 128;
-                const u8* a = a_row[i] + (unsigned)(kb * kAStride);
+        for (int i = 0; i < (MOE_PROBE == 2 ? 0 : kRowsEach); ++i) {
+            const uint32_t dst = st + i * kRowStep * 128;
+            const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
-                for (int panel = 0; panel < kAPanels; ++panel)
-                    cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
-                cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
-            }
-#if MOE_MBARRIER
-            if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
-            else mbar_arrive_on_copies(full + 8 * slot);
-#endif
+            for (int panel = 0; panel < kAPanels; ++panel)
+                cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
+            cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
         }
-#if !MOE_MBARRIER
-        cp_async_commit();
-#endif
+        if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
+        else mbar_arrive_on_copies(full + 8 * slot);
     };
     for (int s = 0; s < kStages - 1; ++s) load(first + s);
     for (int kb = first; kb < last; ++kb) {
         const int slot = (u0 + kb) % kStages;
-#if MOE_MBARRIER
         // No block-wide barrier: a warpgroup goes on as soon as the block is in, so one's
         // scaling of its products runs under the other's.
         mbar_wait(full + 8 * slot, ((u0 + kb) / kStages) & 1);
         fence_to_async();
-#else
-        cp_async_wait<kStages - 2>();
-        fence_to_async();
-        __syncthreads();
-#endif
-        if (!MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
         const uint32_t st = ring + slot * kPanels * kPanelBytes;
-        auto next = [&] {
-            if (MOE_LOADS_UNDER_MMA) load(kb + kStages - 1);
-        };
+        auto next = [&] { load(kb + kStages - 1); };
         if (MOE_PROBE == 1) next();  // copies only: no products, no scaling
         else stage(kb, st, st + kAPanels * kPanelBytes, next);
-#if MOE_MBARRIER
         mbar_arrive(empty + 8 * slot);  // stage() waited for its products: the slot may be refilled
-#endif
     }
     used += last - first;
 }
@@ -532,17 +473,15 @@ struct Item {
     __device__ int last(int blocks) const { return blocks * (split + 1) / splits; }
 };
 
-// Runs body(Item) for every tile of the plan and each of `columns` column blocks.  With
-// MOE_PERSISTENT a grid of one CTA an SM walks the items with the column block fastest, so the
-// CTAs at work at any time share the rows of a few tiles and one expert's weights, all of which
-// stay in L2; without it each item is a CTA of a (max tiles, columns) grid, tiles fastest, and
-// every column block's wave re-reads the rows of every tile (from memory, once they outgrow L2),
-// and the CTAs past the plan's tiles still launch.  Where the pairs would leave SMs idle, each
-// pair's k range is cut into up to MOE_SPLIT_K splits (all items then fit in one wave).
+// Runs body(Item) for every tile of the plan and each of `columns` column blocks: a grid of one
+// CTA an SM walks the items with the column block fastest, so the CTAs at work at any time share
+// the rows of a few tiles and one expert's weights, all of which stay in L2 (a grid of (max
+// tiles, columns) CTAs re-read every tile's rows in every column block's wave and launched CTAs
+// past the plan's tiles).  Where the pairs would leave SMs idle, each pair's k range is cut into
+// up to MOE_SPLIT_K splits (all items then fit in one wave).
 template <class Body>
 __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body)
 {
-#if MOE_PERSISTENT
     const int pairs = *p.num_tiles * columns;
     const int wave = min((int)gridDim.x, kMaxSplitItems);
     const int splits = pairs > 0 ? max(1, min(MOE_SPLIT_K, wave / pairs)) : 1;
@@ -552,9 +491,6 @@ __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body
         const int pair = w / splits;
         body(Item {pair / columns, pair % columns, w % splits, splits});
     }
-#else
-    if ((int)blockIdx.x < *p.num_tiles) body(Item {(int)blockIdx.x, (int)blockIdx.y, 0, 1});
-#endif
 }
 
 // For a split item: leaves this CTA's partial sums for the others of its pair and returns true
@@ -596,7 +532,6 @@ __device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Ite
 
 dim3 items_grid(int64_t max_tiles, int columns)
 {
-#if MOE_PERSISTENT
     static const int sms = [] {
         int device = 0, count = 0;
         if (cudaGetDevice(&device) != cudaSuccess ||
@@ -605,9 +540,6 @@ dim3 items_grid(int64_t max_tiles, int columns)
         return count;
     }();
     return dim3((unsigned)std::min<int64_t>(max_tiles * columns, std::min(sms, kMaxSplitItems)));
-#else
-    return dim3((unsigned)max_tiles, (unsigned)columns);
-#endif
 }
 
 // Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
@@ -631,7 +563,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                            t1 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t1] : 0.0f,
                            s1[up_block * kHiddenBlocks + kb], s1[gate_block * kHiddenBlocks + kb]);
     };
-    float4 ahead = MOE_SCALES_AHEAD ? scales_of(k_first) : float4 {};
+    float4 ahead = scales_of(k_first);  // block kb + 1's, read while kb's products run
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
@@ -640,13 +572,12 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
-            float4 sc = ahead;
-            if (MOE_SCALES_AHEAD && kb + 1 < k_last) ahead = scales_of(kb + 1);
+            const float4 sc = ahead;
+            if (kb + 1 < k_last) ahead = scales_of(kb + 1);
             zero(part);
             issue<kBlock / 32>(part, a_panel, b_panel, 0);
             next();
             wait_products(part);
-            if (!MOE_SCALES_AHEAD) sc = scales_of(kb);
             // The four (row, up or gate) products of the scales, one FFMA an element.
             const float s00 = sc.x * sc.z, s01 = sc.x * sc.w, s10 = sc.y * sc.z, s11 = sc.y * sc.w;
 #pragma unroll
@@ -705,7 +636,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                : cs0      ? make_float4(cs0[2 * kb] * w, cs0[2 * kb + 1] * w, 0.0f, 0.0f)
                           : float4 {};
     };
-    float4 ahead = MOE_SCALES_AHEAD ? scales_of(k_first) : float4 {};
+    float4 ahead = scales_of(k_first);  // block kb + 1's, read while kb's products run
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
@@ -714,8 +645,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
-            float4 sc = ahead;
-            if (MOE_SCALES_AHEAD && kb + 1 < k_last) ahead = scales_of(kb + 1);
+            const float4 sc = ahead;
+            if (kb + 1 < k_last) ahead = scales_of(kb + 1);
             static_assert(kBlock / kCHalf == 2, "the scales cover two halves of a k block");
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -727,7 +658,6 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                     issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf);
                 if (h == 0) next();
                 wait_products(part);
-                if (!MOE_SCALES_AHEAD && h == 0) sc = scales_of(kb);
                 const float x0 = h ? sc.y : sc.x, x1 = h ? sc.w : sc.z;
 #pragma unroll
                 for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
