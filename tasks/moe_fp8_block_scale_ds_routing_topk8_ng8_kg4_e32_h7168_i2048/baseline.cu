@@ -496,7 +496,7 @@ __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body
 // For a split item: leaves this CTA's partial sums for the others of its pair and returns true
 // in the CTA that arrives last, with acc the sum of every split's partial in split order (so the
 // result does not depend on which CTA finishes last); the others return false and skip the
-// epilogue.  `arrivals` is zeroed before the kernel.
+// epilogue.  plan_kernel zeroes `arrivals` before the GEMMs run.
 __device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Item& it, int gemm, int pair)
 {
 #if MOE_SPLIT_K > 1
