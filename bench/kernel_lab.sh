@@ -12,7 +12,7 @@
 #       (GPU machine) Nsight Compute's speed-of-light, memory and occupancy sections for the
 #       kernels matching KERNEL_REGEX, on the workloads with these uuid prefixes (comma-separated),
 #       one checked call of every variant each (LAB_ONLY="a b": only these); report text under
-#       $OUT/TASK-ncu.txt.
+#       $OUT/TASK-ncu.txt (NCU_SOURCE=1: per SASS line too, in $OUT/TASK-source.csv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=$1
@@ -69,12 +69,20 @@ ncu)
     done < "$dir/variants"
     # NCU_NAME_BASE=mangled matches the regex against the signature too (the reference's kernels
     # may share the baseline's names).
+    # NCU_SOURCE=1 adds the per-instruction counters (stall samples, executed instructions) and
+    # prints them per SASS line, kernel after kernel, to $OUT/TASK-source.csv.
+    source=()
+    [[ -n ${NCU_SOURCE:-} ]] && source=(--section SourceCounters --import-source no -o "$OUT/$task-ncu" -f)
     ncu --clock-control none --kernel-name-base "${NCU_NAME_BASE:-function}" -k "regex:$regex" -c "$launches" \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
-        --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+        --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis "${source[@]}" \
         python3 bench/kernel_lab.py --task "tasks/$task" --header "$dir/include/ks_task.h" \
         --reference "$PWD/$dir/reference.so" --check-only --workloads "$workloads" ${LAB_ARGS:-} "${args[@]}" \
-        > "$OUT/$task-ncu.txt" 2>&1
+        > "$OUT/$task-ncu.txt" 2>&1 || echo "ncu: the lab exited $? (a probe variant is WRONG by design)"
+    if [[ -n ${NCU_SOURCE:-} ]]; then
+        ncu -i "$OUT/$task-ncu.ncu-rep" >> "$OUT/$task-ncu.txt" 2>&1
+        ncu -i "$OUT/$task-ncu.ncu-rep" --page source --csv --print-source sass > "$OUT/$task-source.csv" 2>&1 || true
+    fi
     echo "ncu: exit $? ($(grep -c "Section: GPU Speed Of Light" "$OUT/$task-ncu.txt") kernels profiled)"
     ;;
 *)

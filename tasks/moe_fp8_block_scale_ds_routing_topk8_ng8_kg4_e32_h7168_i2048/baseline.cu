@@ -35,8 +35,9 @@
 // cp.async ring (four stages for gemm1, three of four panels for gemm2) whose slots are handed
 // over by mbarriers, one wgmma chain per warpgroup.  The GEMMs walk their (tile, column block)
 // items from one CTA an SM, column blocks fastest.  Each thread copies the same four rows of every
-// panel, so its row addresses are worked out once an item; a k block's scales are read while the
-// previous block's products run, and the next copies are issued after the current products.
+// panel, so its row addresses are worked out once an item; a k block's scales travel through the
+// ring with its panels (cp.async into a small area of the slot), and the next copies are issued
+// after the current products.  The ring's barriers are set up once a CTA and carried across items.
 // What each of these gave, and what was tried and dropped: docs/perf.md (sessions 23-25).
 //
 // Knobs (-D), measured side by side in the kernel lab (bench/kernel_lab.sh):
@@ -46,9 +47,6 @@
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
 //   MOE_STAGES1   (4; not yet measured at 5 to 7) GEMM 1's ring depth, 32 KB a stage: a profile
 //                 found GEMM 1 neither issue- nor tensor-bound, so more copies in flight may pay.
-//   MOE_RING_ONCE (off; built, not yet run) the ring's mbarriers are set up once a CTA and carried
-//                 from item to item, as the PTX ISA asks (setting up a live barrier again is
-//                 undefined); to be switched on once the lab matches.
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -67,9 +65,6 @@
 #endif
 #ifndef MOE_STAGES1
 #define MOE_STAGES1 4
-#endif
-#ifndef MOE_RING_ONCE
-#define MOE_RING_ONCE 0
 #endif
 #ifndef MOE_PROBE
 #define MOE_PROBE 0
@@ -104,9 +99,13 @@ constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, i
 constexpr int kStages1 = MOE_STAGES1, kStages2 = 3;  // gemm2's three 64 KB stages fill shared memory
 constexpr int kAlignSlack = 1024;
 constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
-constexpr int kGemm1Smem = kStages1 * 2 * kPanelBytes + kAlignSlack;               // A, B
+// A stage's scales, after the ring's panels: gemm1 the 128 rows' token scales, then the up and gate
+// blocks' weight scales; gemm2 the 128 rows' two C scales (one a 64-wide half), then W2's.
+constexpr int kScaleBytes1 = (kTile + 4) * 4, kScaleBytes2 = (2 * kTile + 4) * 4;
+constexpr int kGemm1Smem = kStages1 * (2 * kPanelBytes + kScaleBytes1) + kAlignSlack;               // A, B
 static_assert(kStages1 >= 2 && kGemm1Smem + 1024 <= 227 * 1024, "gemm1's ring and its static arrays must fit");
-constexpr int kGemm2Smem = kStages2 * (kCPlanes + 1) * kPanelBytes + kAlignSlack;  // 3 planes, B
+constexpr int kGemm2Smem = kStages2 * ((kCPlanes + 1) * kPanelBytes + kScaleBytes2) + kAlignSlack;  // 3 planes, B
+static_assert(kGemm2Smem + 1024 <= 227 * 1024, "gemm2's ring and its static arrays must fit");
 constexpr float kE4m3Max = 448.0f;
 constexpr float kTinyC = 1e-30f;
 
@@ -125,6 +124,14 @@ __device__ __forceinline__ uint32_t swz(int row, int chunk) { return row * 128 +
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+// The same for a scale: `bytes` (N or 0) of src, zeros for the rest (cp.async's 4- and 8-byte
+// forms go through L1, .ca).
+template <int N>
+__device__ __forceinline__ void cp_async_small(uint32_t dst, const void* src, int bytes)
+{
+    static_assert(N == 4 || N == 8, "cp.async.ca copies 4, 8 or 16 bytes");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(N), "r"(bytes));
 }
 __device__ __forceinline__ void fence_to_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
@@ -230,22 +237,24 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // Streams k blocks [first, last) (each 128 wide) through a kStages ring; a stage holds kAPanels A
 // panels and one B panel.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B's 128 kb.
-// stage(kb, a0, b, next) runs when block kb is in shared memory (a0: the first A panel, the
-// others follow every kPanelBytes); every thread calls it, and it calls next() once, after
-// issuing its first products: that issues the copies of block kb + kStages - 1 into the slot of
-// block kb - 1, once every thread has waited for its products on it (the slot's empty barrier).
+// copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
+// slot's kScaleBytes at dst.  stage(kb, a0, b, scales, next) runs when block kb is in shared
+// memory (a0: the first A panel, the others follow every kPanelBytes; scales: the block's); every
+// thread calls it, and it calls next() once, after issuing its first products: that issues the
+// copies of block kb + kStages - 1 into the slot of block kb - 1, once every thread has waited
+// for its products on it (the slot's empty barrier).
 //
 // Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
 // Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
 // worked out once an item, and a k block's copies are one add each.
 //
-// `used` counts the blocks this CTA has streamed through the ring before this item.  With
-// MOE_RING_ONCE the barriers are set up by the CTA's first item and carried on (block kb is the
-// ring's use used + kb - first); without it they are set up again for every item, which the PTX
-// ISA leaves undefined on a live barrier, though each item's uses are all over by then.
-template <int kStages, int kAPanels, int kAStride, class RowA, class RowB, class Stage>
+// `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
+// are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
+// first), as setting up a live barrier again is undefined.
+template <int kStages, int kAPanels, int kAStride, int kScaleBytes, class RowA, class RowB, class CopyScales,
+          class Stage>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
-                                              Stage stage)
+                                              CopyScales copy_scales, Stage stage)
 {
     constexpr int kPanels = kAPanels + 1, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
@@ -262,12 +271,13 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         a_row[i] = (row ? row : row_a(0)) + chunk * 16;
         b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
     }
-    const int u0 = MOE_RING_ONCE ? used - first : -first;  // block kb is the ring's use u0 + kb
+    const int u0 = used - first;  // block kb is the ring's use u0 + kb
+    const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
     // for its products on slot s.
     __shared__ uint64_t bars[2 * kStages];
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
-    if (!MOE_RING_ONCE || used == 0) {
+    if (used == 0) {
         if (threadIdx.x == 0)
             for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads);
         __syncthreads();
@@ -287,6 +297,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
                 cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
             cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
         }
+        copy_scales(kb, scale_area + slot * kScaleBytes);
         if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
         else mbar_arrive_on_copies(full + 8 * slot);
     };
@@ -300,7 +311,9 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         const uint32_t st = ring + slot * kPanels * kPanelBytes;
         auto next = [&] { load(kb + kStages - 1); };
         if (MOE_PROBE == 1) next();  // copies only: no products, no scaling
-        else stage(kb, st, st + kAPanels * kPanelBytes, next);
+        else
+            stage(kb, st, st + kAPanels * kPanelBytes,
+                  reinterpret_cast<const float*>(smem + kStages * kPanels * kPanelBytes + slot * kScaleBytes), next);
         mbar_arrive(empty + 8 * slot);  // stage() waited for its products: the slot may be refilled
     }
     used += last - first;
@@ -553,27 +566,27 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     __syncthreads();
     const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
     const u8* w1 = reinterpret_cast<const u8*>(a.gemm1_weights) + (int64_t)le * kGemm1Out * kHidden;
-    // The block scales this thread needs: its two rows' token scales, the up and gate blocks'.
-    const int t0 = token[acc_row(0)], t1 = token[acc_row(2)];
+    // A stage's scales: thread r < 128 copies row r's token scale (zeros for a zero row), threads
+    // 128 and 129 the up and gate blocks' weight scales; block kb's lie `step` floats on.
+    const int t = threadIdx.x;
     const float* s1 = a.gemm1_weights_scale + (int64_t)le * kGemm1Blocks * kHiddenBlocks;
-    const int up_block = n0 / kBlock, gate_block = (kInter + n0) / kBlock;
-    // k block kb's scales: the two rows' token scales, then the up and gate blocks'.
-    auto scales_of = [&](int kb) {
-        return make_float4(t0 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t0] : 0.0f,
-                           t1 >= 0 ? a.hidden_states_scale[(int64_t)kb * a.seq_len + t1] : 0.0f,
-                           s1[up_block * kHiddenBlocks + kb], s1[gate_block * kHiddenBlocks + kb]);
-    };
-    float4 ahead = scales_of(k_first);  // block kb + 1's, read while kb's products run
+    const int tok = t < kTile ? token[t] : -1;
+    const float* scale_src = t < kTile ? a.hidden_states_scale + max(tok, 0)
+                                       : s1 + (t == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
+    const int64_t step = t < kTile ? a.seq_len : 1;
+    const int scale_bytes = t < kTile ? (tok >= 0 ? 4 : 0) : 4;
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
-    gemm_pipeline<kStages1, 1, kBlock>(
+    gemm_pipeline<kStages1, 1, kBlock, kScaleBytes1>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
-        [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
-            const float4 sc = ahead;
-            if (kb + 1 < k_last) ahead = scales_of(kb + 1);
+        [&](int kb, uint32_t dst) {
+            if (t < kTile + 2) cp_async_small<4>(dst + 4 * t, scale_src + kb * step, scale_bytes);
+        },
+        [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
+            const float4 sc = make_float4(scales[acc_row(0)], scales[acc_row(2)], scales[kTile], scales[kTile + 1]);
             zero(part);
             issue<kBlock / 32>(part, a_panel, b_panel, 0);
             next();
@@ -626,27 +639,28 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
     const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
     const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
-    const int r0 = acc_row(0), r1 = acc_row(2);
-    const float* cs0 = r0 < rows ? p.c_scale + (int64_t)(first + r0) * kCScales : nullptr;
-    const float* cs1 = r1 < rows ? p.c_scale + (int64_t)(first + r1) * kCScales : nullptr;
-    // k block kb's scales, C's times W2's: row 0 halves 0 and 1, then row 1's.
-    auto scales_of = [&](int kb) {
-        const float w = s2[kb];
-        return cs0 && cs1 ? make_float4(cs0[2 * kb] * w, cs0[2 * kb + 1] * w, cs1[2 * kb] * w, cs1[2 * kb + 1] * w)
-               : cs0      ? make_float4(cs0[2 * kb] * w, cs0[2 * kb + 1] * w, 0.0f, 0.0f)
-                          : float4 {};
-    };
-    float4 ahead = scales_of(k_first);  // block kb + 1's, read while kb's products run
+    // A stage's scales: thread r < 128 copies row r's two C scales of the block (zeros past the
+    // tile's rows), thread 128 W2's block scale.
+    const int t = threadIdx.x;
+    const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
+    const int scale_bytes = t < kTile ? (t < rows ? 8 : 0) : 4;
     Acc acc, part;
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
-        [&](int kb, uint32_t a_panel, uint32_t b_panel, auto next) {
-            const float4 sc = ahead;
-            if (kb + 1 < k_last) ahead = scales_of(kb + 1);
+        [&](int kb, uint32_t dst) {
+            if (t < kTile) cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
+            else if (t == kTile) cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
+        },
+        [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
+            // C's scales times W2's: row 0's halves 0 and 1, then row 1's.
+            const float w = scales[2 * kTile];
+            const float2 c0 = reinterpret_cast<const float2*>(scales)[acc_row(0)];
+            const float2 c1 = reinterpret_cast<const float2*>(scales)[acc_row(2)];
+            const float4 sc = make_float4(c0.x * w, c0.y * w, c1.x * w, c1.y * w);
             static_assert(kBlock / kCHalf == 2, "the scales cover two halves of a k block");
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
