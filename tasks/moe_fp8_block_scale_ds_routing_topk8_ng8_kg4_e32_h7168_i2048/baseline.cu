@@ -177,7 +177,8 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
 }
 
 // fp8 operands must be k-major (no transpose immediates): both panels are, k contiguous in a row.
-__device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint64_t db)
+// accumulate false: d = A B^T, whatever d held (scale-d 0).
+__device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint64_t db, bool accumulate)
 {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -196,7 +197,7 @@ __device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint6
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
           "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"((int)accumulate));
 }
 
 // Ties the accumulator registers to this point of the program.  Neither the fence nor the wait
@@ -208,28 +209,33 @@ __device__ __forceinline__ void pin(Acc& d)
     for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[e])::"memory");
 }
 
-__device__ __forceinline__ void zero(Acc& part)
+// Readies the product set for a k block's first issue(), which overwrites it (a wgmma with
+// scale-d 0: zeroing it first costs 64 moves a thread, which ptxas sometimes leaves in); the
+// fence orders the scaling's reads of it before the wgmma.
+__device__ __forceinline__ void ready(Acc& part)
 {
-#pragma unroll
-    for (int e = 0; e < 64; ++e) part[e] = 0.0f;
     pin(part);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 
-// part += A B^T over kSteps k steps of 32 from byte k0 of the panels (this warpgroup's 64 A rows).
+// part += A B^T over kSteps k steps of 32 from byte k0 of the panels (this warpgroup's 64 A rows);
+// fresh: part = A B^T.
 // A k step moves both descriptors' start address by 32 bytes, 2 in their 16-byte units; the
 // field cannot carry over, as shared memory ends below 2^18 bytes.
 template <int kSteps>
-__device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_panel, int k0)
+__device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_panel, int k0, bool fresh)
 {
     const uint64_t da = smem_desc(a_panel + (threadIdx.x >> 7) * 64 * 128 + k0), db = smem_desc(b_panel + k0);
 #pragma unroll
-    for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks);
+    for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks, !(fresh && ks == 0));
 }
+
+// Committed right after the wgmmas: committed later, past other code, the group gets an arrive
+// and an empty wgmma of its own from ptxas (C7519).
+__device__ __forceinline__ void commit_products() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 
 __device__ __forceinline__ void wait_products(Acc& part)
 {
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     pin(part);
 }
@@ -270,6 +276,8 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         a_bytes[i] = row ? 16 : 0;
         a_row[i] = (row ? row : row_a(0)) + chunk * 16;
         b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
+        // Opaque from here: ptxas would otherwise work the addresses out again every k block.
+        asm volatile("" : "+l"(a_row[i]), "+l"(b_row[i]), "+r"(a_bytes[i]));
     }
     const int u0 = used - first;  // block kb is the ring's use u0 + kb
     const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
@@ -575,9 +583,9 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                                        : s1 + (t == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
     const int64_t step = t < kTile ? a.seq_len : 1;
     const int scale_bytes = t < kTile ? (tok >= 0 ? 4 : 0) : 4;
-    Acc acc, part;
+    Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
     gemm_pipeline<kStages1, 1, kBlock, kScaleBytes1>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
@@ -587,8 +595,9 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
             const float4 sc = make_float4(scales[acc_row(0)], scales[acc_row(2)], scales[kTile], scales[kTile + 1]);
-            zero(part);
-            issue<kBlock / 32>(part, a_panel, b_panel, 0);
+            ready(part);
+            issue<kBlock / 32>(part, a_panel, b_panel, 0, true);
+            commit_products();
             next();
             wait_products(part);
             // The four (row, up or gate) products of the scales, one FFMA an element.
@@ -644,9 +653,12 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     const int t = threadIdx.x;
     const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
     const int scale_bytes = t < kTile ? (t < rows ? 8 : 0) : 4;
-    Acc acc, part;
+    // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
+    const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
+    const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
+    Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
     gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
@@ -664,12 +676,14 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
             static_assert(kBlock / kCHalf == 2, "the scales cover two halves of a k block");
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                zero(part);
+                ready(part);
                 // Smallest plane first: each wgmma cuts its products and the running sum to about
                 // 13 bits below the largest of them, so plane 0 last costs the small planes nothing.
 #pragma unroll
                 for (int plane = kCPlanes - 1; plane >= 0; --plane)
-                    issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf);
+                    issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf,
+                                       plane == kCPlanes - 1);
+                commit_products();
                 if (h == 0) next();
                 wait_products(part);
                 const float x0 = h ? sc.y : sc.x, x1 = h ? sc.w : sc.z;
@@ -682,7 +696,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     for (int idx = 0; idx < 64; idx += 2) {
         const int r = acc_row(idx), c = acc_col(idx);
         if (r >= rows) continue;
-        const float w = p.row_weight[first + r];
+        const float w = (idx >> 1) & 1 ? weight1 : weight0;
         *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) = make_float2(acc[idx] * w, acc[idx + 1] * w);
     }
 }
