@@ -47,11 +47,20 @@
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
 //   MOE_STAGES1   (4; not yet measured at 5 to 7) GEMM 1's ring depth, 32 KB a stage: a profile
 //                 found GEMM 1 neither issue- nor tensor-bound, so more copies in flight may pay.
+//   MOE_TMA2      (off) GEMM 2's panels (the C planes and W2, whose rows are contiguous) come by
+//                 TMA through tensor maps, one thread issuing the copies of a k block, instead
+//                 of every thread's cp.async: the consumers keep only the scales' copies.  Lab
+//                 (H100): C in 128-row boxes 1.014x (GEMM 2 of T11948 -5.5 %, T3 +7 %: a box
+//                 reads rows past a small tile), in 32-row boxes as far as the rows reach
+//                 1.002x (T11948's GEMM 2 +7 %); both matched, the second verified through
+//                 ksearch.  Built, not yet run: 128-row boxes for tiles of over 64 rows, 32-row
+//                 boxes for the rest.
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
 #include "ks_task.h"
 
+#include <cuda.h>  // CUtensorMap and its encoder's signature (reached through the runtime)
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -65,6 +74,9 @@
 #endif
 #ifndef MOE_STAGES1
 #define MOE_STAGES1 4
+#endif
+#ifndef MOE_TMA2
+#define MOE_TMA2 0
 #endif
 #ifndef MOE_PROBE
 #define MOE_PROBE 0
@@ -96,6 +108,7 @@ constexpr int kCPlanes = 3;                        // C ~ s (q0 + q1 + q2)
 constexpr int kCHalf = 64;                         // C's scale covers 64 columns (one gemm1 tile)
 constexpr int kCScales = kInter / kCHalf;          // 32 a row
 constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
+constexpr int kCBoxRows = 32;                      // MOE_TMA2: C's rows a copy brings to a small tile
 constexpr int kStages1 = MOE_STAGES1, kStages2 = 3;  // gemm2's three 64 KB stages fill shared memory
 constexpr int kAlignSlack = 1024;
 constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
@@ -132,6 +145,19 @@ __device__ __forceinline__ void cp_async_small(uint32_t dst, const void* src, in
 {
     static_assert(N == 4 || N == 8, "cp.async.ca copies 4, 8 or 16 bytes");
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(N), "r"(bytes));
+}
+[[maybe_unused]] __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// The box of `map` at (x, y) into shared memory at dst (1024-byte aligned for the 128-byte
+// swizzle), completing `bytes` of bar's transaction count.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+        : "memory");
 }
 __device__ __forceinline__ void fence_to_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
@@ -244,7 +270,9 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // panels and one B panel.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B's 128 kb.
 // copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
-// slot's kScaleBytes at dst.  stage(kb, a0, b, scales, next) runs when block kb is in shared
+// slot's kScaleBytes at dst.  With kTma the panels come by TMA instead: thread 0 calls
+// tma(kb, dst, bar) to copy block kb's panels to dst, completing bar's transaction count by
+// tma_bytes (what those copies bring).  stage(kb, a0, b, scales, next) runs when block kb is in shared
 // memory (a0: the first A panel, the others follow every kPanelBytes; scales: the block's); every
 // thread calls it, and it calls next() once, after issuing its first products: that issues the
 // copies of block kb + kStages - 1 into the slot of block kb - 1, once every thread has waited
@@ -257,10 +285,10 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
-template <int kStages, int kAPanels, int kAStride, int kScaleBytes, class RowA, class RowB, class CopyScales,
-          class Stage>
+template <int kStages, int kAPanels, int kAStride, int kScaleBytes, bool kTma = false, class RowA, class RowB,
+          class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
-                                              CopyScales copy_scales, Stage stage)
+                                              CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
 {
     constexpr int kPanels = kAPanels + 1, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
@@ -271,7 +299,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     const u8* b_row[kRowsEach];
     int a_bytes[kRowsEach];
 #pragma unroll
-    for (int i = 0; i < kRowsEach; ++i) {
+    for (int i = 0; i < (kTma ? 0 : kRowsEach); ++i) {
         const u8* row = row_a(r0 + kRowStep * i);
         a_bytes[i] = row ? 16 : 0;
         a_row[i] = (row ? row : row_a(0)) + chunk * 16;
@@ -287,7 +315,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
     if (used == 0) {
         if (threadIdx.x == 0)
-            for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads);
+            for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads + (kTma && b < kStages));
         __syncthreads();
     }
     auto load = [&](int kb) {
@@ -296,8 +324,16 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
         if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
         const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
+        if constexpr (kTma) {
+            if (MOE_PROBE != 2 && threadIdx.x == 0) {
+                mbar_expect_tx(full + 8 * slot, tma_bytes);
+                tma(kb, st - mine, full + 8 * slot);
+            } else if (threadIdx.x == 0) {
+                mbar_arrive(full + 8 * slot);  // the arrival the transaction would have made
+            }
+        }
 #pragma unroll
-        for (int i = 0; i < (MOE_PROBE == 2 ? 0 : kRowsEach); ++i) {
+        for (int i = 0; i < (MOE_PROBE == 2 || kTma ? 0 : kRowsEach); ++i) {
             const uint32_t dst = st + i * kRowStep * 128;
             const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
@@ -640,7 +676,10 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 }
 
 // Column block `col`: hidden columns 128 col...
-__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used)
+// The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
+__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
+                                           const CUtensorMap* map_c, const CUtensorMap* map_c_small,
+                                           const CUtensorMap* map_w2)
 {
     const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
@@ -659,7 +698,10 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2>(
+    const bool small = rows <= 2 * kCBoxRows;
+    const int box_rows = small ? kCBoxRows : kTile, c_boxes = (rows + box_rows - 1) / box_rows;
+    const CUtensorMap* c_map = small ? map_c_small : map_c;
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 != 0>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
@@ -690,7 +732,19 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
                 for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
             }
-        });
+        },
+        // Block kb's three C planes, then W2's panel.  A small tile's planes come in boxes of
+        // kCBoxRows rows as far as its rows reach (the rows past them keep what the slot held:
+        // their products are not stored); one 128-row box reads the next expert's rows.
+        [&](int kb, uint32_t dst, uint32_t bar) {
+            for (int box = 0; box < c_boxes; ++box)
+#pragma unroll
+                for (int plane = 0; plane < kCPlanes; ++plane)
+                    tma_load_2d(dst + plane * kPanelBytes + box * box_rows * 128, c_map,
+                                kb * kCPlanes * kBlock + plane * kBlock, first + box * box_rows, bar);
+            tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
+        },
+        (uint32_t)(c_boxes * kCPlanes * box_rows * 128 + kPanelBytes));
     if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
@@ -710,12 +764,21 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used); });
 }
 
+#if MOE_TMA2
+__global__ void __launch_bounds__(kThreads)
+    gemm2_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_c_small,
+                 const __grid_constant__ CUtensorMap map_w2)
+{
+    const CUtensorMap *c = &map_c, *c_small = &map_c_small, *w2 = &map_w2;
+#else
 __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
+    const CUtensorMap *c = nullptr, *c_small = nullptr, *w2 = nullptr;
+#endif
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
-    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used); });
+    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
 }
 
 // ------------------------------------------------------------------ 6. combine
@@ -740,6 +803,36 @@ __global__ void combine_kernel(KsArgs a, Plan p)
         *reinterpret_cast<uint4*>(a.output + t * kHidden + h) = *reinterpret_cast<const uint4*>(out);
     }
 }
+
+#if MOE_TMA2
+// cuTensorMapEncodeTiled through the runtime (no -lcuda); null where the driver lacks it.
+decltype(&cuTensorMapEncodeTiled) tensor_map_encoder()
+{
+    static const auto encoder = [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult found {};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+            found != cudaDriverEntryPointSuccess)
+            fn = nullptr;
+        return reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(fn);
+    }();
+    return encoder;
+}
+
+// A row-major [rows][row_bytes] byte matrix read in boxes of box_rows rows x 128 bytes, written
+// to shared memory with the 128-byte swizzle the panels use (past the last row: zeros).
+bool panel_map(CUtensorMap& map, const void* base, uint64_t rows, uint64_t row_bytes, uint32_t box_rows)
+{
+    const auto encode = tensor_map_encoder();
+    const cuuint64_t dims[2] = {row_bytes, rows};
+    const cuuint64_t strides[1] = {row_bytes};
+    const cuuint32_t box[2] = {(cuuint32_t)kBlock, box_rows};
+    const cuuint32_t steps[2] = {1, 1};
+    return encode && encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, steps,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+#endif
 
 size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
@@ -801,7 +894,18 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
     gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
+#if MOE_TMA2
+    // Rows of a box past its tile's read the next expert's (or, past the last slot, zeros): their
+    // products land in rows the epilogue does not store.
+    CUtensorMap map_c, map_c_small, map_w2;
+    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile) ||
+        !panel_map(map_c_small, p.c, (uint64_t)T * kTopK, kCRowBytes, kCBoxRows) ||
+        !panel_map(map_w2, args->gemm2_weights, (uint64_t)kLocal * kHidden, kInter, kTile))
+        return (int)cudaErrorNotSupported;
+    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+#else
     gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
+#endif
     combine_kernel<<<grid_of((T * (kHidden / 8) + 255) / 256, 8192), 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
 }
