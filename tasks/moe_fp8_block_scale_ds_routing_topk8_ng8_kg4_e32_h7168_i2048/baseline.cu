@@ -38,15 +38,14 @@
 // panel, so its row addresses are worked out once an item; a k block's scales travel through the
 // ring with its panels (cp.async into a small area of the slot), and the next copies are issued
 // after the current products.  The ring's barriers are set up once a CTA and carried across items.
-// What each of these gave, and what was tried and dropped: docs/perf.md (sessions 23-25).
+// What each of these gave, and what was tried and dropped: docs/perf.md (sessions 23-26).
 //
 // Knobs (-D), measured side by side in the kernel lab (bench/kernel_lab.sh):
 //   MOE_SPLIT_K   (4) where the plan's (tile, column) pairs leave SMs idle (one or two used
 //                 experts), each pair's k blocks are cut into up to this many ranges, one CTA
 //                 each; the CTA that finishes last adds the partial sums in range order
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
-//   MOE_STAGES1   (4; not yet measured at 5 to 7) GEMM 1's ring depth, 32 KB a stage: a profile
-//                 found GEMM 1 neither issue- nor tensor-bound, so more copies in flight may pay.
+//   MOE_STAGES1   (4) GEMM 1's ring depth, 32 KB a stage: 5 to 7 measured no faster (session 26).
 //   MOE_TMA2      (off) GEMM 2's panels (the C planes and W2, whose rows are contiguous) come by
 //                 TMA through tensor maps, one thread issuing the copies of a k block, instead
 //                 of every thread's cp.async: the consumers keep only the scales' copies.  Lab
