@@ -46,6 +46,8 @@
 //                 each; the CTA that finishes last adds the partial sums in range order
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
 //   MOE_STAGES1   (4) GEMM 1's ring depth, 32 KB a stage: 5 to 7 measured no faster (session 26).
+//   MOE_TMA1      (off; built, not yet run) GEMM 1's W1 panel by TMA (two 64-row boxes, up and
+//                 gate rows), one thread a k block; its A rows, gathered by token, stay cp.async.
 //   MOE_TMA2      (off) GEMM 2's panels (the C planes and W2, whose rows are contiguous) come by
 //                 TMA through tensor maps, one thread issuing the copies of a k block, instead
 //                 of every thread's cp.async: the consumers keep only the scales' copies.  Lab
@@ -73,6 +75,9 @@
 #endif
 #ifndef MOE_STAGES1
 #define MOE_STAGES1 4
+#endif
+#ifndef MOE_TMA1
+#define MOE_TMA1 0
 #endif
 #ifndef MOE_TMA2
 #define MOE_TMA2 0
@@ -269,9 +274,9 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // panels and one B panel.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B's 128 kb.
 // copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
-// slot's kScaleBytes at dst.  With kTma the panels come by TMA instead: thread 0 calls
-// tma(kb, dst, bar) to copy block kb's panels to dst, completing bar's transaction count by
-// tma_bytes (what those copies bring).  stage(kb, a0, b, scales, next) runs when block kb is in shared
+// slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 calls
+// tma(kb, dst, bar) to copy those panels of block kb to the stage at dst, completing bar's
+// transaction count by tma_bytes (what those copies bring); the rest are every thread's cp.async.  stage(kb, a0, b, scales, next) runs when block kb is in shared
 // memory (a0: the first A panel, the others follow every kPanelBytes; scales: the block's); every
 // thread calls it, and it calls next() once, after issuing its first products: that issues the
 // copies of block kb + kStages - 1 into the slot of block kb - 1, once every thread has waited
@@ -284,7 +289,7 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
-template <int kStages, int kAPanels, int kAStride, int kScaleBytes, bool kTma = false, class RowA, class RowB,
+template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, class RowA, class RowB,
           class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
                                               CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
@@ -298,11 +303,11 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     const u8* b_row[kRowsEach];
     int a_bytes[kRowsEach];
 #pragma unroll
-    for (int i = 0; i < (kTma ? 0 : kRowsEach); ++i) {
+    for (int i = 0; i < (kTma == 2 ? 0 : kRowsEach); ++i) {
         const u8* row = row_a(r0 + kRowStep * i);
         a_bytes[i] = row ? 16 : 0;
         a_row[i] = (row ? row : row_a(0)) + chunk * 16;
-        b_row[i] = row_b(r0 + kRowStep * i) + chunk * 16;
+        b_row[i] = kTma ? nullptr : row_b(r0 + kRowStep * i) + chunk * 16;
         // Opaque from here: ptxas would otherwise work the addresses out again every k block.
         asm volatile("" : "+l"(a_row[i]), "+l"(b_row[i]), "+r"(a_bytes[i]));
     }
@@ -314,7 +319,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
     if (used == 0) {
         if (threadIdx.x == 0)
-            for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads + (kTma && b < kStages));
+            for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads + (kTma > 0 && b < kStages));
         __syncthreads();
     }
     auto load = [&](int kb) {
@@ -323,7 +328,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
         if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
         const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
-        if constexpr (kTma) {
+        if constexpr (kTma > 0) {
             if (MOE_PROBE != 2 && threadIdx.x == 0) {
                 mbar_expect_tx(full + 8 * slot, tma_bytes);
                 tma(kb, st - mine, full + 8 * slot);
@@ -332,13 +337,13 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
             }
         }
 #pragma unroll
-        for (int i = 0; i < (MOE_PROBE == 2 || kTma ? 0 : kRowsEach); ++i) {
+        for (int i = 0; i < (MOE_PROBE == 2 || kTma == 2 ? 0 : kRowsEach); ++i) {
             const uint32_t dst = st + i * kRowStep * 128;
             const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
             for (int panel = 0; panel < kAPanels; ++panel)
                 cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
-            cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
+            if (kTma == 0) cp_async16(dst + kAPanels * kPanelBytes, b_row[i] + (unsigned)(kb * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
         if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
@@ -599,7 +604,9 @@ dim3 items_grid(int64_t max_tiles, int columns)
 }
 
 // Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
-__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used)
+// map_w1 (MOE_TMA1; else null): W1's tensor map, 64-row boxes.
+__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used,
+                                           const CUtensorMap* map_w1)
 {
     const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
@@ -621,7 +628,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    gemm_pipeline<kStages1, 1, kBlock, kScaleBytes1>(
+    gemm_pipeline<kStages1, 1, kBlock, kScaleBytes1, MOE_TMA1 ? 1 : 0>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
@@ -639,7 +646,13 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
             const float s00 = sc.x * sc.z, s01 = sc.x * sc.w, s10 = sc.y * sc.z, s11 = sc.y * sc.w;
 #pragma unroll
             for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? (e < 32 ? s10 : s11) : (e < 32 ? s00 : s01));
-        });
+        },
+        [&](int kb, uint32_t dst, uint32_t bar) {  // the B panel: 64 up rows, then the 64 gate rows
+            const int w_row = le * kGemm1Out + n0;
+            tma_load_2d(dst + kPanelBytes, map_w1, kb * kBlock, w_row, bar);
+            tma_load_2d(dst + kPanelBytes + kUpCols * 128, map_w1, kb * kBlock, w_row + kInter, bar);
+        },
+        (uint32_t)kPanelBytes);
     if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
     // threads of a quad: one scale per row from their largest |C|.
@@ -700,7 +713,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     const bool small = rows <= 2 * kCBoxRows;
     const int box_rows = small ? kCBoxRows : kTile, c_boxes = (rows + box_rows - 1) / box_rows;
     const CUtensorMap* c_map = small ? map_c_small : map_c;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 != 0>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
@@ -754,13 +767,20 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     }
 }
 
+#if MOE_TMA1
+__global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1)
+{
+    const CUtensorMap* w1 = &map_w1;
+#else
 __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 {
+    const CUtensorMap* w1 = nullptr;
+#endif
     extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
-    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used); });
+    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, w1); });
 }
 
 #if MOE_TMA2
@@ -803,7 +823,7 @@ __global__ void combine_kernel(KsArgs a, Plan p)
     }
 }
 
-#if MOE_TMA2
+#if MOE_TMA1 || MOE_TMA2
 // cuTensorMapEncodeTiled through the runtime (no -lcuda); null where the driver lacks it.
 decltype(&cuTensorMapEncodeTiled) tensor_map_encoder()
 {
@@ -892,7 +912,14 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
+#if MOE_TMA1
+    CUtensorMap map_w1;
+    if (!panel_map(map_w1, args->gemm1_weights, (uint64_t)kLocal * kGemm1Out, kHidden, kUpCols))
+        return (int)cudaErrorNotSupported;
+    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p, map_w1);
+#else
     gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
+#endif
 #if MOE_TMA2
     // Rows of a box past its tile's read the next expert's (or, past the last slot, zeros): their
     // products land in rows the epilogue does not store.
