@@ -317,9 +317,13 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     // for its products on slot s.
     __shared__ uint64_t bars[2 * kStages];
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
+    static_assert(MOE_SPLIT_K <= kInterBlocks, "a CTA's first item must have k blocks: it sets the barriers up");
     if (used == 0) {
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0) {
             for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads + (kTma > 0 && b < kStages));
+            // The TMA unit completes transactions on these barriers: it must see them set up.
+            if constexpr (kTma > 0) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        }
         __syncthreads();
     }
     auto load = [&](int kb) {
@@ -746,8 +750,9 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
             }
         },
         // Block kb's three C planes, then W2's panel.  A small tile's planes come in boxes of
-        // kCBoxRows rows as far as its rows reach (the rows past them keep what the slot held:
-        // their products are not stored); one 128-row box reads the next expert's rows.
+        // kCBoxRows rows as far as its rows reach; the rows past them keep what the slot held
+        // (at first whatever shared memory held, NaN patterns included), and one 128-row box reads
+        // the rows after the tile's.  Either way those rows' products are not stored.
         [&](int kb, uint32_t dst, uint32_t bar) {
             for (int box = 0; box < c_boxes; ++box)
 #pragma unroll
@@ -899,6 +904,21 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         workspace_bytes < carve(nullptr, T, max_tiles, p))
         return (int)cudaErrorInvalidValue;
     carve(static_cast<unsigned char*>(workspace), T, max_tiles, p);
+#if MOE_TMA1
+    CUtensorMap map_w1;
+    if (!panel_map(map_w1, args->gemm1_weights, (uint64_t)kLocal * kGemm1Out, kHidden, kUpCols))
+        return (int)cudaErrorNotSupported;
+#endif
+#if MOE_TMA2
+    // Rows of a box past its tile's read the rows after them: C rows of the next expert, rows of
+    // the workspace no tile has written, or (past the last slot) zeros.  Their products land in
+    // rows the epilogue does not store.
+    CUtensorMap map_c, map_c_small, map_w2;
+    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile) ||
+        !panel_map(map_c_small, p.c, (uint64_t)T * kTopK, kCRowBytes, kCBoxRows) ||
+        !panel_map(map_w2, args->gemm2_weights, (uint64_t)kLocal * kHidden, kInter, kTile))
+        return (int)cudaErrorNotSupported;
+#endif  // the maps are made before the first launch, so that a failure leaves nothing queued
 
     static const cudaError_t configured = [] {
         cudaError_t err = cudaFuncSetAttribute(gemm1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm1Smem);
@@ -913,21 +933,11 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
 #if MOE_TMA1
-    CUtensorMap map_w1;
-    if (!panel_map(map_w1, args->gemm1_weights, (uint64_t)kLocal * kGemm1Out, kHidden, kUpCols))
-        return (int)cudaErrorNotSupported;
     gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p, map_w1);
 #else
     gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
 #endif
 #if MOE_TMA2
-    // Rows of a box past its tile's read the next expert's (or, past the last slot, zeros): their
-    // products land in rows the epilogue does not store.
-    CUtensorMap map_c, map_c_small, map_w2;
-    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile) ||
-        !panel_map(map_c_small, p.c, (uint64_t)T * kTopK, kCRowBytes, kCBoxRows) ||
-        !panel_map(map_w2, args->gemm2_weights, (uint64_t)kLocal * kHidden, kInter, kTile))
-        return (int)cudaErrorNotSupported;
     gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #else
     gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
