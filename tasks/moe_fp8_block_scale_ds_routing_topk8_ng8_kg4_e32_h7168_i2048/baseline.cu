@@ -46,8 +46,10 @@
 //                 each; the CTA that finishes last adds the partial sums in range order
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
 //   MOE_STAGES1   (4) GEMM 1's ring depth, 32 KB a stage: 5 to 7 measured no faster (session 26).
-//   MOE_TMA1      (off; built, not yet run) GEMM 1's W1 panel by TMA (two 64-row boxes, up and
-//                 gate rows), one thread a k block; its A rows, gathered by token, stay cp.async.
+//   MOE_TMA1      (off; built, not yet run) 1: GEMM 1's W1 panel by TMA (two 64-row boxes, up
+//                 and gate rows), one thread a k block; its A rows, gathered by token, stay
+//                 cp.async.  2: the A rows too, from a copy of the local rows' hidden states in
+//                 expert order (permute_rows_kernel; T x 8 x 7 KB of the workspace).
 //   MOE_TMA2      (off) GEMM 2's panels (the C planes and W2, whose rows are contiguous) come by
 //                 TMA through tensor maps, one thread issuing the copies of a k block, instead
 //                 of every thread's cp.async: the consumers keep only the scales' copies.  Lab
@@ -112,7 +114,7 @@ constexpr int kCPlanes = 3;                        // C ~ s (q0 + q1 + q2)
 constexpr int kCHalf = 64;                         // C's scale covers 64 columns (one gemm1 tile)
 constexpr int kCScales = kInter / kCHalf;          // 32 a row
 constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
-constexpr int kCBoxRows = 32;                      // MOE_TMA2: C's rows a copy brings to a small tile
+constexpr int kCBoxRows = 32;                      // TMA knobs: the rows a copy brings to a small tile
 constexpr int kStages1 = MOE_STAGES1, kStages2 = 3;  // gemm2's three 64 KB stages fill shared memory
 constexpr int kAlignSlack = 1024;
 constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
@@ -386,6 +388,9 @@ struct Plan {
     u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
     float* o;           // [T * 8][7168] weighted expert outputs
+#if MOE_TMA1 == 2
+    u8* xa;             // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
+#endif
 #if MOE_SPLIT_K > 1
     int* arrivals;      // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM; plan zeroes
     float4* partial;    // [kMaxSplitItems][16][256 threads] a split CTA's partial sums
@@ -520,7 +525,34 @@ __global__ void scatter_kernel(Plan p, int64_t slots)
     p.slot_row[i] = row;
 }
 
+#if MOE_TMA1 == 2
+// GEMM 1's A rows copied into expert order, so that a tile's rows are contiguous for a tensor map.
+__global__ void permute_rows_kernel(KsArgs a, Plan p)
+{
+    constexpr int kChunks = kHidden / 16;
+    const int64_t chunks = (int64_t)p.offsets[kLocal] * kChunks;
+    const uint4* x = reinterpret_cast<const uint4*>(a.hidden_states);
+    uint4* xa = reinterpret_cast<uint4*>(p.xa);
+    for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < chunks; v += (int64_t)gridDim.x * blockDim.x)
+        xa[v] = x[(int64_t)p.row_token[v / kChunks] * kChunks + v % kChunks];
+}
+#endif
+
 // ------------------------------------------------------------------ 4., 5. the grouped GEMMs
+
+// How a tile's rows come by TMA: one 128-row box for a tile of more than 64 rows, else boxes of
+// kCBoxRows rows as far as its rows reach (a 128-row box would read up to 127 rows for nothing).
+// The rows past the tile's keep what the slot held (at first whatever shared memory held, NaN
+// patterns included) or are the rows after the tile's: their products are never stored.
+struct RowBoxes {
+    bool small;
+    int rows, count;
+    __device__ explicit RowBoxes(int tile_rows)
+        : small(tile_rows <= 2 * kCBoxRows), rows(small ? kCBoxRows : kTile), count((tile_rows + rows - 1) / rows)
+    {
+    }
+    __device__ uint32_t bytes(int panels) const { return (uint32_t)(panels * count * rows * 128); }
+};
 
 // Two e4m3 values, rounded to nearest, and what they stand for.
 __device__ __forceinline__ uint16_t to_e4m3x2(float2 v, float2& back)
@@ -608,9 +640,14 @@ dim3 items_grid(int64_t max_tiles, int columns)
 }
 
 // Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
-// map_w1 (MOE_TMA1; else null): W1's tensor map, 64-row boxes.
+// GEMM 1's tensor maps (MOE_TMA1; else null): W1's in 64-row boxes; with MOE_TMA1 2 the
+// permuted A rows' in 128-row and kCBoxRows-row boxes.
+struct Gemm1Maps {
+    const CUtensorMap *w1, *xa, *xa_small;
+};
+
 __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used,
-                                           const CUtensorMap* map_w1)
+                                           const Gemm1Maps& maps)
 {
     const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
     const int rows = min(kTile, p.offsets[le + 1] - first);
@@ -632,7 +669,8 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    gemm_pipeline<kStages1, 1, kBlock, kScaleBytes1, MOE_TMA1 ? 1 : 0>(
+    const RowBoxes boxes(rows);
+    gemm_pipeline<kStages1, 1, kBlock, kScaleBytes1, MOE_TMA1>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
@@ -651,12 +689,16 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
             for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? (e < 32 ? s10 : s11) : (e < 32 ? s00 : s01));
         },
-        [&](int kb, uint32_t dst, uint32_t bar) {  // the B panel: 64 up rows, then the 64 gate rows
+        [&](int kb, uint32_t dst, uint32_t bar) {  // (A's rows,) then B: 64 up rows, the 64 gate rows
+            if (MOE_TMA1 == 2)
+                for (int box = 0; box < boxes.count; ++box)
+                    tma_load_2d(dst + box * boxes.rows * 128, boxes.small ? maps.xa_small : maps.xa, kb * kBlock,
+                                first + box * boxes.rows, bar);
             const int w_row = le * kGemm1Out + n0;
-            tma_load_2d(dst + kPanelBytes, map_w1, kb * kBlock, w_row, bar);
-            tma_load_2d(dst + kPanelBytes + kUpCols * 128, map_w1, kb * kBlock, w_row + kInter, bar);
+            tma_load_2d(dst + kPanelBytes, maps.w1, kb * kBlock, w_row, bar);
+            tma_load_2d(dst + kPanelBytes + kUpCols * 128, maps.w1, kb * kBlock, w_row + kInter, bar);
         },
-        (uint32_t)kPanelBytes);
+        (MOE_TMA1 == 2 ? boxes.bytes(1) : 0u) + kPanelBytes);
     if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
     // threads of a quad: one scale per row from their largest |C|.
@@ -714,9 +756,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    const bool small = rows <= 2 * kCBoxRows;
-    const int box_rows = small ? kCBoxRows : kTile, c_boxes = (rows + box_rows - 1) / box_rows;
-    const CUtensorMap* c_map = small ? map_c_small : map_c;
+    const RowBoxes boxes(rows);
+    const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
     gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
@@ -749,19 +790,15 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                 for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
             }
         },
-        // Block kb's three C planes, then W2's panel.  A small tile's planes come in boxes of
-        // kCBoxRows rows as far as its rows reach; the rows past them keep what the slot held
-        // (at first whatever shared memory held, NaN patterns included), and one 128-row box reads
-        // the rows after the tile's.  Either way those rows' products are not stored.
-        [&](int kb, uint32_t dst, uint32_t bar) {
-            for (int box = 0; box < c_boxes; ++box)
+        [&](int kb, uint32_t dst, uint32_t bar) {  // block kb's three C planes, then W2's panel
+            for (int box = 0; box < boxes.count; ++box)
 #pragma unroll
                 for (int plane = 0; plane < kCPlanes; ++plane)
-                    tma_load_2d(dst + plane * kPanelBytes + box * box_rows * 128, c_map,
-                                kb * kCPlanes * kBlock + plane * kBlock, first + box * box_rows, bar);
+                    tma_load_2d(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
+                                kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
             tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
         },
-        (uint32_t)(c_boxes * kCPlanes * box_rows * 128 + kPanelBytes));
+        boxes.bytes(kCPlanes) + kPanelBytes);
     if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
@@ -773,19 +810,21 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
 }
 
 #if MOE_TMA1
-__global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1)
+__global__ void __launch_bounds__(kThreads)
+    gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1, const __grid_constant__ CUtensorMap map_xa,
+                 const __grid_constant__ CUtensorMap map_xa_small)
 {
-    const CUtensorMap* w1 = &map_w1;
+    const Gemm1Maps maps {&map_w1, &map_xa, &map_xa_small};
 #else
 __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 {
-    const CUtensorMap* w1 = nullptr;
+    const Gemm1Maps maps {nullptr, nullptr, nullptr};
 #endif
     extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
-    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, w1); });
+    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, maps); });
 }
 
 #if MOE_TMA2
@@ -884,6 +923,9 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.c = take(slots * kCRowBytes);
     p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
     p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
+#if MOE_TMA1 == 2
+    p.xa = take(slots * kHidden);
+#endif
 #if MOE_SPLIT_K > 1
     p.arrivals = reinterpret_cast<int*>(take(2 * kMaxSplitItems * sizeof(int)));
     p.partial = reinterpret_cast<float4*>(take((size_t)kMaxSplitItems * 16 * kThreads * sizeof(float4)));
@@ -905,9 +947,14 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         return (int)cudaErrorInvalidValue;
     carve(static_cast<unsigned char*>(workspace), T, max_tiles, p);
 #if MOE_TMA1
-    CUtensorMap map_w1;
+    CUtensorMap map_w1, map_xa {}, map_xa_small {};  // the A maps stay unused below MOE_TMA1 2
     if (!panel_map(map_w1, args->gemm1_weights, (uint64_t)kLocal * kGemm1Out, kHidden, kUpCols))
         return (int)cudaErrorNotSupported;
+#if MOE_TMA1 == 2
+    if (!panel_map(map_xa, p.xa, (uint64_t)T * kTopK, kHidden, kTile) ||
+        !panel_map(map_xa_small, p.xa, (uint64_t)T * kTopK, kHidden, kCBoxRows))
+        return (int)cudaErrorNotSupported;
+#endif
 #endif
 #if MOE_TMA2
     // Rows of a box past its tile's read the rows after them: C rows of the next expert, rows of
@@ -933,7 +980,11 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
 #if MOE_TMA1
-    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p, map_w1);
+#if MOE_TMA1 == 2
+    permute_rows_kernel<<<grid_of((T * kTopK * (kHidden / 16) + 255) / 256, 2048), 256, 0, stream>>>(*args, p);
+#endif
+    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p, map_w1, map_xa,
+                                                                                          map_xa_small);
 #else
     gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
 #endif
