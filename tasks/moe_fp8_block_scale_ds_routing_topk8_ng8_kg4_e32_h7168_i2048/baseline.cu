@@ -84,6 +84,7 @@
 #ifndef MOE_TMA2
 #define MOE_TMA2 0
 #endif
+static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (W1 and the A rows)");
 #ifndef MOE_PROBE
 #define MOE_PROBE 0
 #endif
