@@ -13,6 +13,8 @@
 #       kernels matching KERNEL_REGEX, on the workloads with these uuid prefixes (comma-separated),
 #       one checked call of every variant each (LAB_ONLY="a b": only these); report text under
 #       $OUT/TASK-ncu.txt (NCU_SOURCE=1: per SASS line too, in $OUT/TASK-source.csv).
+#   bash bench/kernel_lab.sh sass TASK
+#       (GPU machine) cuobjdump -sass of every built variant to $OUT/TASK-NAME.sass.xz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=$1
@@ -58,6 +60,17 @@ run)
             echo "(some variant was WRONG or failed)"
     done
     ;;
+sass)
+    # The machine code of each built variant (this machine has no disassembler; the GPU machine's
+    # toolkit does), xz-compressed, one file a variant.
+    task=$1
+    OUT=${OUT:-$PWD/lab-out}
+    mkdir -p "$OUT"
+    while read -r name; do
+        cuobjdump -sass "build/lab/$task/$name.so" | xz -T2 > "$OUT/$task-$name.sass.xz"
+    done < "build/lab/$task/variants"
+    echo "sass of $(wc -l < "build/lab/$task/variants") variants in $OUT"
+    ;;
 ncu)
     task=$1 workloads=$2 regex=$3 launches=${4:-40}
     OUT=${OUT:-$PWD/lab-out}
@@ -86,7 +99,7 @@ ncu)
     echo "ncu: exit $? ($(grep -c "Section: GPU Speed Of Light" "$OUT/$task-ncu.txt") kernels profiled)"
     ;;
 *)
-    echo "usage: $0 build TASK NAME=SOURCE[@DEFINES] ... | run TASK... | ncu TASK WORKLOADS REGEX [LAUNCHES]" >&2
+    echo "usage: $0 build TASK NAME=SOURCE[@DEFINES] ... | run TASK... | ncu TASK WORKLOADS REGEX [LAUNCHES] | sass TASK" >&2
     exit 2
     ;;
 esac
