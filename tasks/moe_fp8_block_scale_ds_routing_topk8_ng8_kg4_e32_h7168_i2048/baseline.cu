@@ -641,6 +641,16 @@ dim3 items_grid(int64_t max_tiles, int columns)
 }
 
 // Column block `col`: B panel rows 0..63 are up rows n0.., rows 64..127 gate rows 2048 + n0..
+// Where tile `tile`'s rows lie: its local expert, its first row and how many it has (up to 128).
+struct TileRows {
+    int le, first, rows;
+};
+__device__ __forceinline__ TileRows tile_rows(const Plan& p, int tile)
+{
+    const int le = p.tiles[2 * tile], first = p.offsets[le] + p.tiles[2 * tile + 1];
+    return TileRows {le, first, min(kTile, p.offsets[le + 1] - first)};
+}
+
 // GEMM 1's tensor maps (MOE_TMA1; else null): W1's in 64-row boxes; with MOE_TMA1 2 the
 // permuted A rows' in 128-row and kCBoxRows-row boxes.
 struct Gemm1Maps {
@@ -650,8 +660,8 @@ struct Gemm1Maps {
 __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used,
                                            const Gemm1Maps& maps)
 {
-    const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
-    const int rows = min(kTile, p.offsets[le + 1] - first);
+    const TileRows tr = tile_rows(p, it.tile);
+    const int le = tr.le, first = tr.first, rows = tr.rows;
     const int n0 = it.col * kUpCols;
     const int k_first = it.first(kHiddenBlocks), k_last = it.last(kHiddenBlocks);
     if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
@@ -740,8 +750,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                                            const CUtensorMap* map_c, const CUtensorMap* map_c_small,
                                            const CUtensorMap* map_w2)
 {
-    const int le = p.tiles[2 * it.tile], first = p.offsets[le] + p.tiles[2 * it.tile + 1];
-    const int rows = min(kTile, p.offsets[le + 1] - first);
+    const TileRows tr = tile_rows(p, it.tile);
+    const int le = tr.le, first = tr.first, rows = tr.rows;
     const int n0 = it.col * kTile;
     const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
     const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
