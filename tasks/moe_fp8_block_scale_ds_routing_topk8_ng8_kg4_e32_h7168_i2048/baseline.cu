@@ -38,7 +38,7 @@
 // panel, so its row addresses are worked out once an item; a k block's scales travel through the
 // ring with its panels (cp.async into a small area of the slot), and the next copies are issued
 // after the current products.  The ring's barriers are set up once a CTA and carried across items.
-// What each of these gave, and what was tried and dropped: docs/perf.md (sessions 23-26).
+// What each of these gave, and what was tried and dropped: docs/perf.md (sessions 23-27).
 //
 // Knobs (-D), measured side by side in the kernel lab (bench/kernel_lab.sh):
 //   MOE_SPLIT_K   (4) where the plan's (tile, column) pairs leave SMs idle (one or two used
@@ -122,7 +122,11 @@ constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most on
 // A stage's scales, after the ring's panels: gemm1 the 128 rows' token scales, then the up and gate
 // blocks' weight scales; gemm2 the 128 rows' two C scales (one a 64-wide half), then W2's.
 constexpr int kScaleBytes1 = (kTile + 4) * 4, kScaleBytes2 = (2 * kTile + 4) * 4;
-constexpr int kGemm1Smem = kStages1 * (2 * kPanelBytes + kScaleBytes1) + kAlignSlack;               // A, B
+constexpr int kGemm1Ring = kStages1 * (2 * kPanelBytes + kScaleBytes1);  // A, B and the scales
+// The tile's C rows are staged after the ring: three 64-byte plane pieces a row, rows 208 bytes
+// apart so that the eight rows of an accumulator store fall in eight bank groups.
+constexpr int kStageRow = 208;
+constexpr int kGemm1Smem = kGemm1Ring + kTile * kStageRow + kAlignSlack;
 static_assert(kStages1 >= 2 && kGemm1Smem + 1024 <= 227 * 1024, "gemm1's ring and its static arrays must fit");
 constexpr int kGemm2Smem = kStages2 * ((kCPlanes + 1) * kPanelBytes + kScaleBytes2) + kAlignSlack;  // 3 planes, B
 static_assert(kGemm2Smem + 1024 <= 227 * 1024, "gemm2's ring and its static arrays must fit");
@@ -261,6 +265,12 @@ __device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_pa
     const uint64_t da = smem_desc(a_panel + (threadIdx.x >> 7) * 64 * 128 + k0), db = smem_desc(b_panel + k0);
 #pragma unroll
     for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks, !(fresh && ks == 0));
+}
+
+// This warpgroup's barrier (named barrier 1 + w; 0 is __syncthreads').
+__device__ __forceinline__ void warpgroup_sync()
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + (threadIdx.x >> 7)) : "memory");
 }
 
 // Committed right after the wgmmas: committed later, past other code, the group gets an arrive
@@ -717,7 +727,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
     for (int idx = 0; idx < 32; ++idx) {
         const float g = acc[idx + 32];
-        cv[idx] = g / (1.0f + expf(-g)) * acc[idx];
+        cv[idx] = __fdividef(g, 1.0f + __expf(-g)) * acc[idx];  // the accurate forms cost gemm1 9 % (lab)
         amax[(idx >> 1) & 1] = fmaxf(amax[(idx >> 1) & 1], fabsf(cv[idx]));
     }
 #pragma unroll
@@ -735,12 +745,26 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
         if (r >= rows) continue;
         const float m = amax[(idx >> 1) & 1], inv = m > 0.0f ? kE4m3Max / m : 0.0f;
         float2 v = make_float2(cv[idx] * inv, cv[idx + 1] * inv), back;
-        u8* out = p.c + (int64_t)(first + r) * kCRowBytes + kb * kCPlanes * kBlock + in_block + acc_col(idx);
+        u8* out = smem + kGemm1Ring + r * kStageRow + acc_col(idx);
 #pragma unroll
         for (int plane = 0; plane < kCPlanes; ++plane) {
-            *reinterpret_cast<uint16_t*>(out + plane * kBlock) = to_e4m3x2(v, back);
+            *reinterpret_cast<uint16_t*>(out + plane * kUpCols) = to_e4m3x2(v, back);
             v = make_float2(v.x - back.x, v.y - back.y);
         }
+    }
+    // This warpgroup's 64 rows leave as 16-byte pieces, 12 a row (4 per plane), where 2-byte
+    // stores straight from the accumulators cost gemm1 4 % (lab); walk_items' barrier keeps the
+    // next item's staging behind these reads.
+    warpgroup_sync();
+    constexpr int kPieces = kCPlanes * kUpCols / 16;
+#pragma unroll
+    for (int j = 0; j < 64 * kPieces / 128; ++j) {
+        const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces;
+        const int plane = c % kPieces / 4, q = c % 4;
+        if (row >= rows) continue;
+        const uint4 v = *reinterpret_cast<const uint4*>(smem + kGemm1Ring + row * kStageRow + plane * kUpCols + 16 * q);
+        *reinterpret_cast<uint4*>(p.c + (int64_t)(first + row) * kCRowBytes + kb * kCPlanes * kBlock + plane * kBlock +
+                                  in_block + 16 * q) = v;
     }
 }
 
