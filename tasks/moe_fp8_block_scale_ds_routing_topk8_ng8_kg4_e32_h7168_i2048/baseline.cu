@@ -46,18 +46,22 @@
 //                 each; the CTA that finishes last adds the partial sums in range order
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
 //   MOE_STAGES1   (4) GEMM 1's ring depth, 32 KB a stage: 5 to 7 measured no faster (session 26).
-//   MOE_TMA1      (off; built, not yet run) 1: GEMM 1's W1 panel by TMA (two 64-row boxes, up
-//                 and gate rows), one thread a k block; its A rows, gathered by token, stay
-//                 cp.async.  2: the A rows too, from a copy of the local rows' hidden states in
-//                 expert order (permute_rows_kernel; T x 8 x 7 KB of the workspace).
+//   MOE_TMA1      (off) 1: GEMM 1's W1 panel by TMA (two 64-row boxes, up and gate rows), one
+//                 thread a k block; its A rows, gathered by token, stay cp.async.  2: the A rows
+//                 too, from a copy of the local rows' hidden states in expert order
+//                 (permute_rows_kernel; T x 8 x 7 KB of the workspace).  Lab (H100, session 27):
+//                 2 matched and ran 0.953x (the copy alone takes 86 us of T11948's lab draw).
 //   MOE_TMA2      (off) GEMM 2's panels (the C planes and W2, whose rows are contiguous) come by
 //                 TMA through tensor maps, one thread issuing the copies of a k block, instead
-//                 of every thread's cp.async: the consumers keep only the scales' copies.  Lab
-//                 (H100): C in 128-row boxes 1.014x (GEMM 2 of T11948 -5.5 %, T3 +7 %: a box
-//                 reads rows past a small tile), in 32-row boxes as far as the rows reach
-//                 1.002x (T11948's GEMM 2 +7 %); both matched, the second verified through
-//                 ksearch.  Built, not yet run: 128-row boxes for tiles of over 64 rows, 32-row
-//                 boxes for the rest.
+//                 of every thread's cp.async: the consumers keep only the scales' copies.  C in
+//                 128-row boxes for tiles over 64 rows, else 32-row boxes as far as the rows
+//                 reach.  Lab (H100): matched; 0.988x and 0.992x (session 27), 1.002-1.014x for
+//                 the box sizes alone (session 26).
+//   MOE_CLUSTER2  (off; needs MOE_TMA2) GEMM 2 in clusters of two CTAs on neighbouring column
+//                 blocks of one tile: each brings half of the tile's C boxes and multicasts them
+//                 to both, so C crosses L2 once for two column blocks; a slot is refilled once
+//                 the warps of both CTAs have read it.  Lab (H100, session 27): matched, 0.879x
+//                 (T11948's GEMM 2 1489 -> 2236 us: the two CTAs wait on each other every block).
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -88,6 +92,11 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_PROBE
 #define MOE_PROBE 0
 #endif
+#ifndef MOE_CLUSTER2
+#define MOE_CLUSTER2 0
+#endif
+static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
+constexpr int kCluster2 = MOE_CLUSTER2 ? 2 : 1;  // gemm2's CTAs a cluster
 
 namespace {
 
@@ -168,6 +177,48 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+        : "memory");
+}
+// Clusters (MOE_CLUSTER2): this CTA's rank, its cluster and how many there are.
+[[maybe_unused]] __device__ __forceinline__ int cluster_rank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return (int)r;
+}
+[[maybe_unused]] __device__ __forceinline__ int cluster_index()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+    return (int)r;
+}
+[[maybe_unused]] __device__ __forceinline__ int cluster_count()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+    return (int)r;
+}
+// Every thread of every CTA of the cluster; what each wrote to shared memory before is seen after.
+[[maybe_unused]] __device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Arrives on the barrier at CTA `rank`'s copy of this CTA's shared address bar.
+[[maybe_unused]] __device__ __forceinline__ void mbar_arrive_at(uint32_t bar, int rank)
+{
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+                 "r"(rank)
+                 : "memory");
+}
+// tma_load_2d into the same offsets of every CTA in `mask`, completing bytes on each one's bar.
+[[maybe_unused]] __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int x, int y,
+                                                                       uint32_t bar, uint16_t mask)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+        "%3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
         : "memory");
 }
 __device__ __forceinline__ void fence_to_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
@@ -302,7 +353,7 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
-template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, class RowA, class RowB,
+template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, class RowA, class RowB,
           class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
                                               CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
@@ -333,11 +384,15 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     static_assert(MOE_SPLIT_K <= kInterBlocks, "a CTA's first item must have k blocks: it sets the barriers up");
     if (used == 0) {
         if (threadIdx.x == 0) {
-            for (int b = 0; b < 2 * kStages; ++b) mbar_init(full + 8 * b, kThreads + (kTma > 0 && b < kStages));
+            // A slot is free once every thread has read it (every warp of both CTAs of a cluster,
+            // one arrival a warp, as the other CTA's copies fill it too).
+            for (int b = 0; b < 2 * kStages; ++b)
+                mbar_init(full + 8 * b, b < kStages ? kThreads + (kTma > 0) : kCluster == 1 ? kThreads : kCluster * kThreads / 32);
             // The TMA unit completes transactions on these barriers: it must see them set up.
             if constexpr (kTma > 0) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         }
-        __syncthreads();
+        if constexpr (kCluster > 1) cluster_sync();  // the other CTA's barriers are set up too
+        else __syncthreads();
     }
     auto load = [&](int kb) {
         if (kb >= last) return;
@@ -379,7 +434,14 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         else
             stage(kb, st, st + kAPanels * kPanelBytes,
                   reinterpret_cast<const float*>(smem + kStages * kPanels * kPanelBytes + slot * kScaleBytes), next);
-        mbar_arrive(empty + 8 * slot);  // stage() waited for its products: the slot may be refilled
+        // stage() waited for its products: the slot may be refilled
+        if constexpr (kCluster > 1) {
+            __syncwarp();
+            if ((threadIdx.x & 31) == 0)
+                for (int rank = 0; rank < kCluster; ++rank) mbar_arrive_at(empty + 8 * slot, rank);
+        } else {
+            mbar_arrive(empty + 8 * slot);
+        }
     }
     used += last - first;
 }
@@ -558,8 +620,9 @@ __global__ void permute_rows_kernel(KsArgs a, Plan p)
 struct RowBoxes {
     bool small;
     int rows, count;
-    __device__ explicit RowBoxes(int tile_rows)
-        : small(tile_rows <= 2 * kCBoxRows), rows(small ? kCBoxRows : kTile), count((tile_rows + rows - 1) / rows)
+    // big: the box of a tile over 2 kCBoxRows rows (kTile; MOE_CLUSTER2: kTile / 2, one a CTA).
+    __device__ explicit RowBoxes(int tile_rows, int big = kTile)
+        : small(tile_rows <= 2 * kCBoxRows), rows(small ? kCBoxRows : big), count((tile_rows + rows - 1) / rows)
     {
     }
     __device__ uint32_t bytes(int panels) const { return (uint32_t)(panels * count * rows * 128); }
@@ -598,6 +661,23 @@ __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body
         __syncthreads();  // the previous item's last readers of shared memory are done
         const int pair = w / splits;
         body(Item {pair / columns, pair % columns, w % splits, splits});
+    }
+}
+
+// walk_items for clusters of two CTAs (MOE_CLUSTER2): a cluster walks (tile, column pair) items,
+// its CTA of rank r taking column 2 j + r of pair j, so both stream the same tile's rows.
+template <class Body>
+[[maybe_unused]] __device__ __forceinline__ void walk_item_pairs(const Plan& p, int columns, Body body)
+{
+    const int rank = cluster_rank(), clusters = cluster_count(), half = columns / 2;
+    const int pairs = *p.num_tiles * half;
+    const int wave = min(clusters, kMaxSplitItems / 2);
+    const int splits = pairs > 0 ? max(1, min(MOE_SPLIT_K, wave / pairs)) : 1;
+    const int items = pairs * splits;
+    for (int w = cluster_index(); w < items; w += clusters) {
+        __syncthreads();  // the previous item's last readers of shared memory are done
+        const int pair = w / splits;
+        body(Item {pair / half, 2 * (pair % half) + rank, w % splits, splits});
     }
 }
 
@@ -791,9 +871,9 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    const RowBoxes boxes(rows);
+    const RowBoxes boxes(rows, kTile / kCluster2);
     const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
@@ -826,11 +906,20 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
             }
         },
         [&](int kb, uint32_t dst, uint32_t bar) {  // block kb's three C planes, then W2's panel
-            for (int box = 0; box < boxes.count; ++box)
+            if (MOE_CLUSTER2) {  // box r from the CTA of rank r, to both (a tile has one or two)
+                const int box = cluster_rank();
+                if (box < boxes.count)
 #pragma unroll
-                for (int plane = 0; plane < kCPlanes; ++plane)
-                    tma_load_2d(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
-                                kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
+                    for (int plane = 0; plane < kCPlanes; ++plane)
+                        tma_load_2d_multicast(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
+                                              kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar, 3);
+            } else {
+                for (int box = 0; box < boxes.count; ++box)
+#pragma unroll
+                    for (int plane = 0; plane < kCPlanes; ++plane)
+                        tma_load_2d(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
+                                    kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
+            }
             tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
         },
         boxes.bytes(kCPlanes) + kPanelBytes);
@@ -862,8 +951,13 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, maps); });
 }
 
+#if MOE_CLUSTER2
+#define MOE_GEMM2_CLUSTER __cluster_dims__(2, 1, 1)
+#else
+#define MOE_GEMM2_CLUSTER
+#endif
 #if MOE_TMA2
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads) MOE_GEMM2_CLUSTER
     gemm2_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_c_small,
                  const __grid_constant__ CUtensorMap map_w2)
 {
@@ -876,7 +970,12 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
+#if MOE_CLUSTER2
+    walk_item_pairs(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
+    cluster_sync();  // no CTA leaves while the other may still copy into it or arrive on its barriers
+#else
     walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
+#endif
 }
 
 // ------------------------------------------------------------------ 6. combine
@@ -996,7 +1095,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     // the workspace no tile has written, or (past the last slot) zeros.  Their products land in
     // rows the epilogue does not store.
     CUtensorMap map_c, map_c_small, map_w2;
-    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile) ||
+    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile / kCluster2) ||
         !panel_map(map_c_small, p.c, (uint64_t)T * kTopK, kCRowBytes, kCBoxRows) ||
         !panel_map(map_w2, args->gemm2_weights, (uint64_t)kLocal * kHidden, kInter, kTile))
         return (int)cudaErrorNotSupported;
@@ -1023,7 +1122,19 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
 #else
     gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
 #endif
-#if MOE_TMA2
+#if MOE_CLUSTER2
+    // Whole clusters, no more than fit at once (a GPC with an odd number of free SMs leaves one).
+    static const int max_clusters = [] {
+        cudaLaunchConfig_t config {};
+        config.gridDim = dim3(2 * 66);
+        config.blockDim = dim3(kThreads);
+        config.dynamicSmemBytes = kGemm2Smem;
+        int n = 0;
+        return cudaOccupancyMaxActiveClusters(&n, gemm2_kernel, &config) == cudaSuccess && n > 0 ? n : 1;
+    }();
+    const unsigned grid2 = std::max(2u, std::min(items_grid(max_tiles, kHidden / kTile).x / 2 * 2, 2u * max_clusters));
+    gemm2_kernel<<<grid2, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+#elif MOE_TMA2
     gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #else
     gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
