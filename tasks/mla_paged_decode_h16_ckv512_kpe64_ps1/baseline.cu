@@ -92,6 +92,8 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
 {
 #if MLA_DECODE_EVICT_FIRST
     // The KV rows are read once: they go first when L2 needs room, ahead of lines others wrote.
+    // (Pages that several requests share would no longer wait in L2 for the second reader; the
+    // results cannot change, only the time.)
     uint64_t policy;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "l"(policy)

@@ -45,7 +45,8 @@
 //                 experts), each pair's k blocks are cut into up to this many ranges, one CTA
 //                 each; the CTA that finishes last adds the partial sums in range order
 //                 (gather_splits) and runs the epilogue.  One-expert calls 148 -> 84 us (H100).
-//   MOE_STAGES1   (4) GEMM 1's ring depth, 32 KB a stage: 5 to 7 measured no faster (session 26).
+//   MOE_STAGES1   (4) GEMM 1's ring depth, 32 KB a stage: 5 to 7 measured no faster (session 26);
+//                 with the C staging area (session 27) at most 6 fit.
 //   MOE_TMA1      (off) 1: GEMM 1's W1 panel by TMA (two 64-row boxes, up and gate rows), one
 //                 thread a k block; its A rows, gathered by token, stay cp.async.  2: the A rows
 //                 too, from a copy of the local rows' hidden states in expert order
@@ -62,8 +63,8 @@
 //                 to both, so C crosses L2 once for two column blocks; a slot is refilled once
 //                 the warps of both CTAs have read it.  Lab (H100, session 27): matched, 0.879x
 //                 (T11948's GEMM 2 1489 -> 2236 us: the two CTAs wait on each other every block).
-//   MOE_KPAIR     (off) GEMM 1's ring stages hold two k blocks (three 64 KB stages instead of four
-//                 of 32 KB), so that a stage's barriers, fence and copies serve eight wgmmas a
+//   MOE_KPAIR     (off) GEMM 1's ring stages hold two k blocks (three 64 KB stages, whatever
+//                 MOE_STAGES1 says, instead of four of 32 KB), so that a stage's barriers, fence and copies serve eight wgmmas a
 //                 warpgroup instead of four.  Lab (H100, session 27): matched, 1.006x (GEMM 1 of
 //                 T11948 -2 %, of T901 -4 %; three 32 KB stages alone: 0.978x).
 //   MOE_PRODUCER  (off; needs MOE_TMA1 2 and MOE_TMA2) a third warpgroup, whose first warp issues
@@ -358,7 +359,9 @@ __device__ __forceinline__ bool is_producer() { return MOE_PRODUCER && threadIdx
 __device__ __forceinline__ void split_registers()
 {
 #if MOE_PRODUCER
-    constexpr int kProducerRegs = 56, kConsumerRegs = 224;  // 128 x 56 + 256 x 224 <= 65536
+    // The CTA starts with 384 x 168 registers (__launch_bounds__(384)); 128 x 56 + 256 x 224 is
+    // the same 64,512, so the increase never waits for registers that are not there.
+    constexpr int kProducerRegs = 56, kConsumerRegs = 224;
     if (is_producer()) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
     else asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
 #endif
@@ -374,12 +377,13 @@ __device__ __forceinline__ void wait_products(Acc& part)
     pin(part);
 }
 
-// Streams k blocks [first, last) (each 128 wide) through a kStages ring; a stage holds kAPanels A
-// panels and one B panel.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
+// Streams k blocks [first, last) (each kBPanels x 128 wide) through a kStages ring; a stage holds
+// kAPanels A panels and kBPanels B panels.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B panel q
 // 128 (kBPanels kb + q) (stage() gets the first of each; the others follow every kPanelBytes).
 // copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
-// slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 calls
+// slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 (with
+// MOE_PRODUCER the producer's first thread, which with its warp issues every copy) calls
 // tma(kb, dst, bar) to copy those panels of block kb to the stage at dst, completing bar's
 // transaction count by tma_bytes (what those copies bring); the rest are every thread's cp.async.  stage(kb, a0, b, scales, next) runs when block kb is in shared
 // memory (a0: the first A panel, the others follow every kPanelBytes; scales: the block's); every
@@ -420,8 +424,9 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     }
     const int u0 = used - first;  // block kb is the ring's use u0 + kb
     const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
-    // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
-    // for its products on slot s.
+    // full[s]: the copies into slot s have landed (every thread's, or with MOE_PRODUCER the
+    // producer warp's); empty[s]: every thread that multiplies has waited for its products on
+    // slot s (with MOE_CLUSTER2, every warp of both CTAs, one arrival a warp).
     __shared__ uint64_t bars[2 * kStages];
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
     static_assert(MOE_SPLIT_K <= kInterBlocks, "a CTA's first item must have k blocks: it sets the barriers up");
@@ -901,7 +906,8 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
     for (int idx = 0; idx < 32; ++idx) {
         const float g = acc[idx + 32];
-        cv[idx] = __fdividef(g, 1.0f + __expf(-g)) * acc[idx];  // the accurate forms cost gemm1 9 % (lab)
+        // The accurate expf and division cost T11948's gemm1 1,529 -> 1,708 us in the lab.
+        cv[idx] = __fdividef(g, 1.0f + __expf(-g)) * acc[idx];
         amax[(idx >> 1) & 1] = fmaxf(amax[(idx >> 1) & 1], fabsf(cv[idx]));
     }
 #pragma unroll
@@ -926,9 +932,9 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
             v = make_float2(v.x - back.x, v.y - back.y);
         }
     }
-    // This warpgroup's 64 rows leave as 16-byte pieces, 12 a row (4 per plane), where 2-byte
-    // stores straight from the accumulators cost gemm1 4 % (lab); walk_items' barrier keeps the
-    // next item's staging behind these reads.
+    // This warpgroup's 64 rows leave as 16-byte pieces, 12 a row (4 per plane): 2-byte stores
+    // straight from the accumulators took T11948's gemm1 from 1,636 to 1,708 us in the lab.
+    // walk_items' barrier keeps the next item's staging behind these reads.
     warpgroup_sync();
     constexpr int kPieces = kCPlanes * kUpCols / 16;
 #pragma unroll
