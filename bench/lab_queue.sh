@@ -29,7 +29,16 @@ for s in ${PHASES:-decode}; do
         verify $G "${VERIFY_STEPS:-check evaltest}"
         verify $L "${VERIFY_STEPS:-check evaltest}"
         verify $M "${VERIFY_STEPS:-check evaltest}" ;;
-    decode) step 150 env LAB_ARGS=--torch bash bench/kernel_lab.sh run $G $L ;;
+    decode) # GQA_KNOBS / MLA_KNOBS name the knobs of each task's variants, as MOE_KNOBS below, so that
+            # a winner is applied and the verify phase checks it
+        rm -f "$OUT/$G.json" "$OUT/$L.json"
+        step 150 env LAB_ARGS=--torch bash bench/kernel_lab.sh run $G $L
+        for pair in "$G:${GQA_KNOBS:-}" "$L:${MLA_KNOBS:-}"; do
+            task=${pair%%:*} knobs=()
+            for k in ${pair#*:}; do knobs+=(--knobs "$k"); done
+            [ ${#knobs[@]} -gt 0 ] && [ -f "$OUT/$task.json" ] &&
+                python3 bench/apply_lab_winners.py --baseline "tasks/$task/baseline.cu" --json "$OUT/$task.json" "${knobs[@]}"
+        done ;;
     moe) # the variants built here (session 25 settled split-K and the knobs); MOE_KNOBS names
          # which knobs a winning variant sets, as apply_lab_winners.py's --knobs (NAME=K1,K2=V ...)
         rm -f "$OUT/$M.json"  # a lab cut short must not leave an earlier run's winner to apply
