@@ -64,15 +64,12 @@
 //                 the warps of both CTAs have read it.  Lab (H100, session 27): matched, 0.879x
 //                 (T11948's GEMM 2 1489 -> 2236 us: the two CTAs wait on each other every block).
 //   MOE_KPAIR     (off) GEMM 1's ring stages hold two k blocks (three 64 KB stages, whatever
-//                 MOE_STAGES1 says, instead of four of 32 KB), so that a stage's barriers, fence and copies serve eight wgmmas a
-//                 warpgroup instead of four.  Lab (H100, session 27): matched, 1.006x (GEMM 1 of
-//                 T11948 -2 %, of T901 -4 %; three 32 KB stages alone: 0.978x).
-//   MOE_PRODUCER  (off; needs MOE_TMA1 2 and MOE_TMA2) a third warpgroup, whose first warp issues
-//                 every copy (the TMA boxes and the scales), so that the two that multiply only
-//                 wait for blocks, multiply and free slots, and the next item's first blocks
-//                 stream in under the current item's epilogue; setmaxnreg moves the producer's
-//                 registers to them.  Lab (H100, session 27): matched, 0.951-0.960x (GEMM 2 of
-//                 T11948 -3 to -5 %, GEMM 1 +9 to +14 % against the same copies without it).
+//                 MOE_STAGES1 says, instead of four of 32 KB), so that a stage's barriers, fence
+//                 and copies serve eight wgmmas a warpgroup instead of four.  Lab (H100, session
+//                 27): matched, 1.006x (GEMM 1 of T11948 -2 %, of T901 -4 %; three 32 KB stages
+//                 alone: 0.978x).
+//   (Measured and removed in session 27, code in 22bfd98: a producer warpgroup issuing every copy
+//   by TMA, setmaxnreg 56 / 224: 0.951-0.960x.)
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -109,11 +106,6 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_KPAIR
 #define MOE_KPAIR 0
 #endif
-#ifndef MOE_PRODUCER
-#define MOE_PRODUCER 0
-#endif
-static_assert(!MOE_PRODUCER || (MOE_TMA1 == 2 && MOE_TMA2 && !MOE_KPAIR && !MOE_CLUSTER2),
-              "the producer warp issues the all-TMA stages of MOE_TMA1 2 and MOE_TMA2");
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
@@ -138,9 +130,6 @@ static_assert(kExperts == 256 && kLocal == 32 && kGemm1Out == 2 * kInter, "routi
 static_assert(kHidden % 128 == 0 && kInter % 128 == 0, "tiling");
 
 constexpr int kThreads = 256;                      // two warpgroups
-// The GEMMs' CTAs: with MOE_PRODUCER a third warpgroup, whose first warp issues the copies (a
-// CTA's registers go by warpgroups: a lone ninth warp would cost as much and cap the others at 168).
-constexpr int kGemmThreads = kThreads + (MOE_PRODUCER ? 128 : 0);
 constexpr int kTile = 128;
 constexpr int kPanelBytes = kTile * kBlock;        // 128 rows x one k block of e4m3: 16 KB
 constexpr int kUpCols = 64;                        // gemm1: 64 up and 64 gate columns a tile
@@ -348,25 +337,6 @@ __device__ __forceinline__ void warpgroup_sync()
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + (threadIdx.x >> 7)) : "memory");
 }
 
-// The two warpgroups' barrier where a producer warp runs apart (named barrier 3), else the CTA's.
-__device__ __forceinline__ void consumers_sync()
-{
-    if (MOE_PRODUCER) asm volatile("bar.sync 3, %0;\n" ::"n"(kThreads) : "memory");
-    else __syncthreads();
-}
-__device__ __forceinline__ bool is_producer() { return MOE_PRODUCER && threadIdx.x >= kThreads; }
-// MOE_PRODUCER: hands the producer warpgroup's spare registers to the two that multiply.
-__device__ __forceinline__ void split_registers()
-{
-#if MOE_PRODUCER
-    // The CTA starts with 384 x 168 registers (__launch_bounds__(384)); 128 x 56 + 256 x 224 is
-    // the same 64,512, so the increase never waits for registers that are not there.
-    constexpr int kProducerRegs = 56, kConsumerRegs = 224;
-    if (is_producer()) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
-    else asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
-#endif
-}
-
 // Committed right after the wgmmas: committed later, past other code, the group gets an arrive
 // and an empty wgmma of its own from ptxas (C7519).
 __device__ __forceinline__ void commit_products() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -382,8 +352,7 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B panel q
 // 128 (kBPanels kb + q) (stage() gets the first of each; the others follow every kPanelBytes).
 // copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
-// slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 (with
-// MOE_PRODUCER the producer's first thread, which with its warp issues every copy) calls
+// slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 calls
 // tma(kb, dst, bar) to copy those panels of block kb to the stage at dst, completing bar's
 // transaction count by tma_bytes (what those copies bring); the rest are every thread's cp.async.  stage(kb, a0, b, scales, next) runs when block kb is in shared
 // memory (a0: the first A panel, the others follow every kPanelBytes; scales: the block's); every
@@ -424,9 +393,8 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     }
     const int u0 = used - first;  // block kb is the ring's use u0 + kb
     const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
-    // full[s]: the copies into slot s have landed (every thread's, or with MOE_PRODUCER the
-    // producer warp's); empty[s]: every thread that multiplies has waited for its products on
-    // slot s (with MOE_CLUSTER2, every warp of both CTAs, one arrival a warp).
+    // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
+    // for its products on slot s (with MOE_CLUSTER2, every warp of both CTAs, one arrival a warp).
     __shared__ uint64_t bars[2 * kStages];
     const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
     static_assert(MOE_SPLIT_K <= kInterBlocks, "a CTA's first item must have k blocks: it sets the barriers up");
@@ -435,7 +403,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
             // A slot is free once every thread has read it (every warp of both CTAs of a cluster,
             // one arrival a warp, as the other CTA's copies fill it too).
             for (int b = 0; b < 2 * kStages; ++b)
-                mbar_init(full + 8 * b, b < kStages ? (MOE_PRODUCER ? 32 : kThreads) + (kTma > 0)
+                mbar_init(full + 8 * b, b < kStages ? kThreads + (kTma > 0)
                                                     : kCluster == 1 ? kThreads : kCluster * kThreads / 32);
             // The TMA unit completes transactions on these barriers: it must see them set up.
             if constexpr (kTma > 0) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -450,11 +418,10 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
         const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
         if constexpr (kTma > 0) {
-            constexpr int kIssuer = MOE_PRODUCER ? kThreads : 0;
-            if (MOE_PROBE != 2 && threadIdx.x == kIssuer) {
+            if (MOE_PROBE != 2 && threadIdx.x == 0) {
                 mbar_expect_tx(full + 8 * slot, tma_bytes);
                 tma(kb, st - mine, full + 8 * slot);
-            } else if (threadIdx.x == kIssuer) {
+            } else if (threadIdx.x == 0) {
                 mbar_arrive(full + 8 * slot);  // the arrival the transaction would have made
             }
         }
@@ -473,15 +440,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
         else mbar_arrive_on_copies(full + 8 * slot);
     };
-    if (is_producer()) {  // the producer's first warp: every copy, each slot as soon as it is free
-        static_assert(!MOE_PRODUCER || kTma == 2, "the producer warp issues TMA stages");
-        if (threadIdx.x < kThreads + 32)
-            for (int kb = first; kb < last; ++kb) load(kb);
-        used += last - first;
-        return;
-    }
-    if (!MOE_PRODUCER)
-        for (int s = 0; s < kStages - 1; ++s) load(first + s);
+    for (int s = 0; s < kStages - 1; ++s) load(first + s);
     for (int kb = first; kb < last; ++kb) {
         const int slot = (u0 + kb) % kStages;
         // No block-wide barrier: a warpgroup goes on as soon as the block is in, so one's
@@ -489,9 +448,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         mbar_wait(full + 8 * slot, ((u0 + kb) / kStages) & 1);
         fence_to_async();
         const uint32_t st = ring + slot * kPanels * kPanelBytes;
-        auto next = [&] {
-            if (!MOE_PRODUCER) load(kb + kStages - 1);
-        };
+        auto next = [&] { load(kb + kStages - 1); };
         if (MOE_PROBE == 1) next();  // copies only: no products, no scaling
         else
             stage(kb, st, st + kAPanels * kPanelBytes,
@@ -720,7 +677,7 @@ __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body
     const int splits = pairs > 0 ? max(1, min(MOE_SPLIT_K, wave / pairs)) : 1;
     const int items = pairs * splits;
     for (int w = blockIdx.x; w < items; w += gridDim.x) {
-        if (!is_producer()) consumers_sync();  // the previous item's last readers of shared memory are done
+        __syncthreads();  // the previous item's last readers of shared memory are done
         const int pair = w / splits;
         body(Item {pair / columns, pair % columns, w % splits, splits});
     }
@@ -759,9 +716,9 @@ __device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Ite
         p.partial[((base + it.split) * 16 + j) * kThreads + threadIdx.x] =
             make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
     __threadfence();
-    consumers_sync();
+    __syncthreads();
     if (threadIdx.x == 0) last = atomicAdd(arrivals + pair, 1) == it.splits - 1;
-    consumers_sync();
+    __syncthreads();
     if (!last) return false;
     __threadfence();
 #pragma unroll
@@ -817,41 +774,19 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     const int n0 = it.col * kUpCols;
     // The ring's blocks: kPair1 k blocks each.
     const int k_first = it.first(kHiddenBlocks / kPair1), k_last = it.last(kHiddenBlocks / kPair1);
-    if (!MOE_PRODUCER) {
-        if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
-        __syncthreads();
-    }
+    if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
+    __syncthreads();
     const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
     const u8* w1 = reinterpret_cast<const u8*>(a.gemm1_weights) + (int64_t)le * kGemm1Out * kHidden;
     // A stage's scales: thread r < 128 copies row r's token scale (zeros for a zero row), threads
     // 128 and 129 the up and gate blocks' weight scales; block kb's lie `step` floats on.
     const int t = threadIdx.x;
     const float* s1 = a.gemm1_weights_scale + (int64_t)le * kGemm1Blocks * kHiddenBlocks;
-    // MOE_PRODUCER: the producer warp's lane l copies the scales of rows l + 32 j (j < 4), and
-    // lanes 0 and 1 the weight scales too; the tokens come from the plan (token[] is the
-    // consumers', who may still be on the previous item).
-#if MOE_PRODUCER
-    constexpr int kJobs = 5;
-    int job[kJobs], scale_bytes[kJobs];
-    const float* scale_src[kJobs];
-    int64_t step[kJobs];
-#pragma unroll
-    for (int j = 0; j < kJobs; ++j) {
-        const int w = (t & 31) + 32 * j;
-        const int tok = w < kTile && w < rows ? p.row_token[first + w] : -1;
-        job[j] = w < kTile + 2 ? w : -1;
-        scale_src[j] = w < kTile ? a.hidden_states_scale + max(tok, 0)
-                                 : s1 + (w == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
-        step[j] = w < kTile ? a.seq_len : 1;
-        scale_bytes[j] = w < kTile ? (tok >= 0 ? 4 : 0) : 4;
-    }
-#else
     const int tok = t < kTile ? token[t] : -1;
     const float* scale_src = t < kTile ? a.hidden_states_scale + max(tok, 0)
                                        : s1 + (t == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
     const int64_t step = t < kTile ? a.seq_len : 1;
     const int scale_bytes = t < kTile ? (tok >= 0 ? 4 : 0) : 4;
-#endif
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
@@ -861,16 +796,10 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t dst) {
-#if MOE_PRODUCER
-#pragma unroll
-            for (int q = 0; q < kJobs; ++q)
-                if (job[q] >= 0) cp_async_small<4>(dst + 4 * job[q], scale_src[q] + kb * step[q], scale_bytes[q]);
-#else
 #pragma unroll
             for (int j = 0; j < kPair1; ++j)
                 if (t < kTile + 2)
                     cp_async_small<4>(dst + 4 * (j * (kTile + 4) + t), scale_src + (kPair1 * kb + j) * step, scale_bytes);
-#endif
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
 #pragma unroll
@@ -899,7 +828,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
             tma_load_2d(dst + kPanelBytes + kUpCols * 128, maps.w1, kb * kBlock, w_row + kInter, bar);
         },
         (MOE_TMA1 == 2 ? boxes.bytes(1) : 0u) + kPanelBytes);
-    if (is_producer() || !gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
+    if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
     // threads of a quad: one scale per row from their largest |C|.
     float cv[32], amax[2] = {0.0f, 0.0f};
@@ -962,22 +891,9 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
     // A stage's scales: thread r < 128 copies row r's two C scales of the block (zeros past the
     // tile's rows), thread 128 W2's block scale.
-#if MOE_PRODUCER  // the producer warp's lane l copies rows l + 32 j (j < 4), lane 0 W2's too
-    constexpr int kJobs = 5;
-    int job[kJobs], scale_bytes[kJobs];
-    const float* scale_src[kJobs];
-#pragma unroll
-    for (int j = 0; j < kJobs; ++j) {
-        const int w = (threadIdx.x & 31) + 32 * j;
-        job[j] = w <= kTile ? w : -1;
-        scale_src[j] = w < kTile ? p.c_scale + (int64_t)(first + min(w, rows - 1)) * kCScales : s2;
-        scale_bytes[j] = w < kTile ? (w < rows ? 8 : 0) : 4;
-    }
-#else
     const int t = threadIdx.x;
     const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
     const int scale_bytes = t < kTile ? (t < rows ? 8 : 0) : 4;
-#endif
     // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
     const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
     const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
@@ -991,17 +907,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t dst) {
-#if MOE_PRODUCER
-#pragma unroll
-            for (int q = 0; q < kJobs; ++q) {
-                if (job[q] < 0) continue;
-                if (job[q] < kTile) cp_async_small<8>(dst + 8 * job[q], scale_src[q] + 2 * kb, scale_bytes[q]);
-                else cp_async_small<4>(dst + 8 * kTile, scale_src[q] + kb, 4);
-            }
-#else
             if (t < kTile) cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
             else if (t == kTile) cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
-#endif
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
             // C's scales times W2's: row 0's halves 0 and 1, then row 1's.
@@ -1045,7 +952,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
             tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
         },
         boxes.bytes(kCPlanes) + kPanelBytes);
-    if (is_producer() || !gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
+    if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
         const int r = acc_row(idx), c = acc_col(idx);
@@ -1056,13 +963,13 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
 }
 
 #if MOE_TMA1
-__global__ void __launch_bounds__(kGemmThreads)
+__global__ void __launch_bounds__(kThreads)
     gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1, const __grid_constant__ CUtensorMap map_xa,
                  const __grid_constant__ CUtensorMap map_xa_small)
 {
     const Gemm1Maps maps {&map_w1, &map_xa, &map_xa_small};
 #else
-__global__ void __launch_bounds__(kGemmThreads) gemm1_kernel(KsArgs a, Plan p)
+__global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 {
     const Gemm1Maps maps {nullptr, nullptr, nullptr};
 #endif
@@ -1070,7 +977,6 @@ __global__ void __launch_bounds__(kGemmThreads) gemm1_kernel(KsArgs a, Plan p)
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
-    split_registers();
     walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, maps); });
 }
 
@@ -1080,20 +986,19 @@ __global__ void __launch_bounds__(kGemmThreads) gemm1_kernel(KsArgs a, Plan p)
 #define MOE_GEMM2_CLUSTER
 #endif
 #if MOE_TMA2
-__global__ void __launch_bounds__(kGemmThreads) MOE_GEMM2_CLUSTER
+__global__ void __launch_bounds__(kThreads) MOE_GEMM2_CLUSTER
     gemm2_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_c_small,
                  const __grid_constant__ CUtensorMap map_w2)
 {
     const CUtensorMap *c = &map_c, *c_small = &map_c_small, *w2 = &map_w2;
 #else
-__global__ void __launch_bounds__(kGemmThreads) gemm2_kernel(KsArgs a, Plan p)
+__global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
     const CUtensorMap *c = nullptr, *c_small = nullptr, *w2 = nullptr;
 #endif
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
-    split_registers();
 #if MOE_CLUSTER2
     walk_item_pairs(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
     cluster_sync();  // no CTA leaves while the other may still copy into it or arrive on its barriers
@@ -1241,27 +1146,27 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
 #if MOE_TMA1 == 2
     permute_rows_kernel<<<grid_of((T * kTopK * (kHidden / 16) + 255) / 256, 2048), 256, 0, stream>>>(*args, p);
 #endif
-    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kGemmThreads, kGemm1Smem, stream>>>(*args, p, map_w1, map_xa,
+    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p, map_w1, map_xa,
                                                                                           map_xa_small);
 #else
-    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kGemmThreads, kGemm1Smem, stream>>>(*args, p);
+    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
 #endif
 #if MOE_CLUSTER2
     // Whole clusters, no more than fit at once (a GPC with an odd number of free SMs leaves one).
     static const int max_clusters = [] {
         cudaLaunchConfig_t config {};
         config.gridDim = dim3(2 * 66);
-        config.blockDim = dim3(kGemmThreads);
+        config.blockDim = dim3(kThreads);
         config.dynamicSmemBytes = kGemm2Smem;
         int n = 0;
         return cudaOccupancyMaxActiveClusters(&n, gemm2_kernel, &config) == cudaSuccess && n > 0 ? n : 1;
     }();
     const unsigned grid2 = std::max(2u, std::min(items_grid(max_tiles, kHidden / kTile).x / 2 * 2, 2u * max_clusters));
-    gemm2_kernel<<<grid2, kGemmThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+    gemm2_kernel<<<grid2, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #elif MOE_TMA2
-    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kGemmThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #else
-    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kGemmThreads, kGemm2Smem, stream>>>(*args, p);
+    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
 #endif
     combine_kernel<<<grid_of((T * (kHidden / 8) + 255) / 256, 8192), 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
