@@ -1,7 +1,12 @@
 // Hand-written GQA paged decode for H200 (sm_90a): one wave of CTAs over the flattened token
 // list, a cp.async ring per CTA, tensor cores for both products.  Knobs (-D):
 // GQA_DECODE_STAGES (ring depth, default 2: two CTAs per SM), GQA_DECODE_MIN_CHUNK (128 tokens
-// per run at least), GQA_DECODE_Q_AHEAD (1: the first queries load with the first tiles),
+// per run at least), GQA_DECODE_Q_AHEAD (1: the first queries load with the first tiles; 2: and
+// every later segment's one tile before it starts, instead of at its first tile, a stall of every
+// warp), GQA_DECODE_EARLY_SETUP (1: a run starts its first copies before it writes the empty
+// requests it holds, whose search and loads are round trips to memory; 2: and its first tile's
+// copies leave before the search for its first request), GQA_DECODE_BRANCH_FIRST (1: a
+// segment's first-tile set-up is a real branch, not selects run every tile; off: ptxas spills),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose
@@ -43,7 +48,13 @@
 #define GQA_DECODE_MIN_CHUNK 128
 #endif
 #ifndef GQA_DECODE_Q_AHEAD
-#define GQA_DECODE_Q_AHEAD 1
+#define GQA_DECODE_Q_AHEAD 2
+#endif
+#ifndef GQA_DECODE_BRANCH_FIRST
+#define GQA_DECODE_BRANCH_FIRST 0
+#endif
+#ifndef GQA_DECODE_EARLY_SETUP
+#define GQA_DECODE_EARLY_SETUP 2
 #endif
 #ifndef GQA_DECODE_WIDE_MERGE_RUNS
 #define GQA_DECODE_WIDE_MERGE_RUNS 16
@@ -70,6 +81,10 @@ constexpr int kMinChunk = GQA_DECODE_MIN_CHUNK;
 // the H200: +15 % at batch 64, -15 % at batch 1 with 64 runs).
 constexpr int kWideMergeRuns = GQA_DECODE_WIDE_MERGE_RUNS;
 constexpr bool kQAhead = GQA_DECODE_Q_AHEAD != 0;
+constexpr bool kQAheadAll = GQA_DECODE_Q_AHEAD >= 2; // every segment's Q a tile early
+constexpr bool kBranchFirst = GQA_DECODE_BRANCH_FIRST != 0;
+constexpr int kEarlySetup = GQA_DECODE_EARLY_SETUP;
+static_assert(kEarlySetup >= 0 && kEarlySetup <= 2, "GQA_DECODE_EARLY_SETUP: 0, 1 or 2");
 constexpr int kPartialStride = kDim + 2; // floats per (slot, head): o[128], m, l
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -206,7 +221,8 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     const int begin = min(run * chunk, tokens), end = min(begin + chunk, tokens);
     const int head_base = kvh * kGroup;
 
-    { // empty requests whose position falls in this run: this KV head's 8 query heads
+    // Empty requests whose position falls in this run: this KV head's 8 query heads.
+    auto write_empty_requests = [&] {
         int b = warp_count_le(a.kv_indptr, batch, begin, true) + warp;
         for (; b < batch; b += kWarps) {
             const int lo = __ldg(a.kv_indptr + b);
@@ -220,27 +236,28 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
             if (lane < kGroup)
                 a.lse[(int64_t)b * kQoHeads + head_base + lane] = -CUDART_INF_F;
         }
-    }
+    };
+    if (!kEarlySetup || begin >= end)
+        write_empty_requests();
     if (begin >= end)
         return;
 
     const uint32_t stage_smem = smem_u32(smem);
-    const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1;
-    Cursor issue, comp;
-    issue.start(a.kv_indptr, b0, begin, end);
-    comp = issue;
 
     // Copies: thread tid moves chunks (tid & 7) and (tid & 7) + 8 of the K and V rows of tokens
-    // (tid >> 3) + 16 p, p = 0..3.  Rows past the segment repeat its last token (finite values,
-    // masked logits, P = 0).
+    // (tid >> 3) + 16 p, p = 0..3.  Rows past the segment hold finite values whose logits are
+    // masked (P = 0): the segment's last token repeated (one row read, not up to 63 more), except
+    // in a tile 0 copied before its request is known, which reads the run's next tokens.
     const int csub = tid & 7, crow = tid >> 3;
     constexpr int kRows = kTile / (kThreads / 8); // rows per thread (4)
     int next_page[kRows];
-    auto load_pages = [&](const Cursor& c) {
-        const int n = c.tile_len();
+    auto load_pages_at = [&](int pos, int last) {
 #pragma unroll
         for (int p = 0; p < kRows; ++p)
-            next_page[p] = __ldg(a.kv_indices + c.pos + min(crow + 16 * p, n - 1));
+            next_page[p] = __ldg(a.kv_indices + min(pos + crow + 16 * p, last));
+    };
+    auto load_pages = [&](const Cursor& c) {
+        load_pages_at(c.pos, c.pos + c.tile_len() - 1);
     };
     auto issue_tile = [&](int stage) {
         const uint32_t k_dst = stage_smem + stage * kStageBytes, v_dst = k_dst + kTileBytes;
@@ -257,8 +274,22 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         }
     };
 
+    // Tile 0 starts at `begin` whichever request that is in: at kEarlySetup 2 its copies leave
+    // before the search for that request, a chain of round trips to kv_indptr.
+    constexpr int kFirst = kEarlySetup >= 2 ? 1 : 0;
+    if constexpr (kFirst == 1) {
+        load_pages_at(begin, end - 1);
+        issue_tile(0);
+        cp_async_commit();
+    }
+    const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1;
+    Cursor issue, comp;
+    issue.start(a.kv_indptr, b0, begin, end);
+    comp = issue;
+    if constexpr (kFirst == 1)
+        issue.advance(a.kv_indptr, end);
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
+    for (int s = kFirst; s < kStages - 1; ++s) {
         if (issue.pos < end) {
             load_pages(issue);
             issue_tile(s);
@@ -272,22 +303,32 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     const float scale_log2 = a.sm_scale * kLog2e;
     const int mrow = lane & 7, mat = lane >> 3;
     uint32_t qa[kDim / 16][2]; // A fragments (rows 0..7) of the 8 query heads
+    uint32_t qn[kDim / 16][2]; // with kQAheadAll: the next segment's, loaded a tile early
     float o[kDim / 8][4];
     float m = -CUDART_INF_F, l = 0.0f; // row g's running max and this thread's share of the sum
     float* merge = reinterpret_cast<float*>(smem + kOffMerge);
     float2* merge_ml = reinterpret_cast<float2*>(smem + kOffMl);
-    auto load_q = [&](int b) {
+    auto load_q = [&](uint32_t(&dst)[kDim / 16][2], int b) {
         const ks_bf16_t* q = a.q + ((int64_t)b * kQoHeads + head_base + g) * kDim + 2 * t;
 #pragma unroll
         for (int ks = 0; ks < kDim / 16; ++ks) {
-            qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks));
-            qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks + 8));
+            dst[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks));
+            dst[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + 16 * ks + 8));
         }
     };
     // The first segment's queries travel with the first tiles instead of after them: a run of one
-    // or two tiles would otherwise wait for a second round trip to DRAM.
-    if (kQAhead)
-        load_q(comp.b);
+    // or two tiles would otherwise wait for a second round trip to DRAM.  With kQAheadAll,
+    // `ahead` is the cursor of the tile after comp's, and each later segment's queries are asked
+    // for while the tile before it is computed.
+    Cursor ahead = comp;
+    if constexpr (kQAheadAll) {
+        load_q(qn, comp.b);
+        ahead.advance(a.kv_indptr, end);
+    } else if constexpr (kQAhead) {
+        load_q(qa, comp.b);
+    }
+    if constexpr (kEarlySetup)
+        write_empty_requests(); // under the first copies
 
     for (int j = 0; comp.pos < end; ++j) {
         cp_async_wait<kStages - 2>();
@@ -303,13 +344,28 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         const int n = comp.tile_len();
         const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
         if (first) {
-            if (!kQAhead || j > 0)
-                load_q(comp.b);
+            // A real branch: if-converted into selects, the Q copy below ran every tile and waited
+            // on whatever global load shared its scoreboard (ncu, session 28).
+            if constexpr (kBranchFirst)
+                asm volatile("");
+            if constexpr (kQAheadAll) {
+#pragma unroll
+                for (int ks = 0; ks < kDim / 16; ++ks) {
+                    qa[ks][0] = qn[ks][0];
+                    qa[ks][1] = qn[ks][1];
+                }
+            } else if (!kQAhead || j > 0) {
+                load_q(qa, comp.b);
+            }
 #pragma unroll
             for (int i = 0; i < kDim / 8; ++i)
                 o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
             m = -CUDART_INF_F;
             l = 0.0f;
+        }
+        if constexpr (kQAheadAll) {
+            if (ahead.pos < end && ahead.pos == ahead.seg_begin)
+                load_q(qn, ahead.b);
         }
         const uint32_t k_tile = stage_smem + (j % kStages) * kStageBytes, v_tile = k_tile + kTileBytes;
         const int tok0 = 16 * warp;
@@ -403,7 +459,13 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
                     *reinterpret_cast<float2*>(part + kDim) = make_float2(mm, ll);
             }
         }
-        comp.advance(a.kv_indptr, end);
+        if constexpr (kQAheadAll) {
+            comp = ahead;
+            if (ahead.pos < end)
+                ahead.advance(a.kv_indptr, end);
+        } else {
+            comp.advance(a.kv_indptr, end);
+        }
     }
     cp_async_wait<0>();
 }
@@ -417,10 +479,11 @@ template<int kCombineWarps>
 __global__ void __launch_bounds__(32 * kCombineWarps) gqa_decode_combine_kernel(const int32_t* __restrict__ indptr,
     const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
 {
-    // Launched as a programmatic dependent of the main kernel: wait for its writes.
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    // Launched as a programmatic dependent of the main kernel: wait for its writes (kv_indptr is
+    // an input, so it is read before the wait).
     const int b = blockIdx.x / kQoHeads, h = blockIdx.x % kQoHeads;
     const int lo = __ldg(indptr + b), hi = __ldg(indptr + b + 1);
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
     if (hi == lo)
         return;
     const int first = lo / chunk, count = (hi - 1) / chunk - first + 1;

@@ -3,7 +3,18 @@
 // MLA_DECODE_STAGES (ring depth, 2..5, default 4), MLA_DECODE_MIN_CHUNK (shortest run, 64),
 // MLA_DECODE_EVICT_FIRST (1: the latent and RoPE copies carry an L2 evict-first policy, so that
 // rows read once make room for each other instead of forcing out lines earlier kernels wrote,
-// whose write-back would share DRAM with the reads: 1.04x on an H100 in the kernel lab, session 27).
+// whose write-back would share DRAM with the reads: 1.04x on an H100 in the kernel lab, session 27),
+// MLA_DECODE_EARLY_SETUP (1: a run finds its first request, loads its first pages together and
+// starts its first copies before it writes the empty requests it holds; 2: and its first tile's
+// copies leave before that search; 0: one search and page load after another, each a round trip
+// to memory ahead of the first byte), MLA_DECODE_Q_AHEAD (1: the next segment's Q is loaded
+// during the tile before it; 0: at its first tile, a stall of every warp), MLA_DECODE_LATE_PAGE
+// (1: the next tile's page numbers are loaded after the Q.K barrier instead of beside the copies,
+// where the Q.K products waited on them), MLA_DECODE_MERGE_WARPS (warps that share a request's
+// runs in the merge when there are at least 16 runs a request, e.g. 132 at batch 1; 1: one walks
+// them all; MLA_DECODE_NARROW_SLICE: the output dims of each one-warp merge CTA, 128 or 512),
+// MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not
+// selects run every tile).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -46,6 +57,24 @@
 #ifndef MLA_DECODE_MIN_CHUNK
 #define MLA_DECODE_MIN_CHUNK 64
 #endif
+#ifndef MLA_DECODE_BRANCH_FIRST
+#define MLA_DECODE_BRANCH_FIRST 1
+#endif
+#ifndef MLA_DECODE_EARLY_SETUP
+#define MLA_DECODE_EARLY_SETUP 2
+#endif
+#ifndef MLA_DECODE_Q_AHEAD
+#define MLA_DECODE_Q_AHEAD 1
+#endif
+#ifndef MLA_DECODE_LATE_PAGE
+#define MLA_DECODE_LATE_PAGE 1
+#endif
+#ifndef MLA_DECODE_NARROW_SLICE
+#define MLA_DECODE_NARROW_SLICE 128
+#endif
+#ifndef MLA_DECODE_MERGE_WARPS
+#define MLA_DECODE_MERGE_WARPS 8
+#endif
 
 namespace {
 
@@ -65,6 +94,15 @@ constexpr int kKpeChunks = kKpe / 8; // 8
 constexpr int kQuarterSteps = (kCkv + kKpe) / 16 / 4; // k-steps of 16 dims per dim quarter (9)
 constexpr int kDimsPerWarp = kCkv / kWarps; // P.V output dims per warp (64)
 constexpr int kMinChunk = MLA_DECODE_MIN_CHUNK; // shorter runs cost more than they spread
+constexpr bool kBranchFirst = MLA_DECODE_BRANCH_FIRST != 0;
+constexpr int kEarlySetup = MLA_DECODE_EARLY_SETUP;
+static_assert(kEarlySetup >= 0 && kEarlySetup <= 2, "MLA_DECODE_EARLY_SETUP: 0, 1 or 2");
+constexpr bool kQAhead = MLA_DECODE_Q_AHEAD != 0;
+constexpr int kMergeWarps = MLA_DECODE_MERGE_WARPS;
+constexpr bool kLatePage = MLA_DECODE_LATE_PAGE != 0;
+constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp merge CTA takes
+static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
+constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -146,16 +184,6 @@ __device__ __forceinline__ uint32_t swz(int row, int chunk, int row_chunks)
     return (uint32_t)((row * row_chunks + (chunk ^ (row & 7))) << 4);
 }
 
-// (m, l) of two softmax partial states in base 2; an empty state is (-inf, 0).
-__device__ __forceinline__ void merge_state(float& m, float& l, float m2, float l2)
-{
-    const float mn = fmaxf(m, m2);
-    if (mn == -CUDART_INF_F)
-        return;
-    l = l * exp2f(m - mn) + l2 * exp2f(m2 - mn);
-    m = mn;
-}
-
 // How many of the sorted indptr[0 .. n) are <= x (strict: < x), by a 32-way search that one
 // warp runs: the answer is kept in [lo, lo + len].
 __device__ int warp_count_le(const int32_t* __restrict__ indptr, int n, int x, bool strict)
@@ -221,7 +249,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     const bool last_run = run == runs - 1;
 
     // Empty requests whose position falls in this run (the last run also takes those at the end).
-    {
+    auto write_empty_requests = [&] {
         int b = warp_count_le(a.kv_indptr, batch, begin, true) + warp;
         for (; b < batch; b += kWarps) {
             const int lo = __ldg(a.kv_indptr + b);
@@ -235,7 +263,9 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             if (lane < kHeads)
                 a.lse[(int64_t)b * kHeads + lane] = -CUDART_INF_F;
         }
-    }
+    };
+    if (!kEarlySetup || begin >= end)
+        write_empty_requests();
     if (begin >= end)
         return;
 
@@ -246,14 +276,10 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     float* s_l = reinterpret_cast<float*>(smem + kOffL);
     const uint32_t p_smem = stage_smem + kOffP;
 
-    const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1; // indptr[b0] <= begin < indptr[b0+1]
-    Cursor issue, comp;
-    issue.start(a.kv_indptr, b0, begin, end);
-    comp = issue;
-
     // Copies: thread tid moves chunks (tid & 7) + 8 k of latent row tid >> 3, and RoPE chunk
-    // tid & 7 of that row.  Rows past the segment's end repeat its last token, so that every
-    // stage holds finite values (their logits are masked, their P is 0).
+    // tid & 7 of that row.  Rows past the segment's end hold finite values whose logits are masked
+    // (P = 0): the segment's last token repeated (one row read, not up to 31 more), except in a
+    // tile 0 copied before its request is known, which reads the run's next tokens.
     const int crow = tid >> 3, csub = tid & 7;
     auto page_of = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
     auto issue_tile = [&](int stage, int page) {
@@ -265,16 +291,53 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
         cp_async_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
     };
 
-    // Prologue: tiles 0 .. kStages - 2 in flight, the page of tile kStages - 1 on its way.
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-        if (issue.pos < end) {
-            issue_tile(s, page_of(issue));
-            issue.advance(a.kv_indptr, end);
-        }
+    // Tile 0 starts at `begin` whichever request that is in: at kEarlySetup 2 its copies leave
+    // before the search for that request, a chain of round trips to kv_indptr.
+    if constexpr (kEarlySetup >= 2) {
+        issue_tile(0, __ldg(a.kv_indices + min(begin + crow, end - 1)));
         cp_async_commit();
     }
-    int next_page = issue.pos < end ? page_of(issue) : 0;
+    const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1; // indptr[b0] <= begin < indptr[b0+1]
+    Cursor issue, comp;
+    issue.start(a.kv_indptr, b0, begin, end);
+    comp = issue;
+
+    // Prologue: tiles 0 .. kStages - 2 in flight, the page of tile kStages - 1 on its way.
+    int next_page = 0;
+    if constexpr (kEarlySetup) {
+        // Every prologue page is asked for before the first is used: one round trip to memory
+        // ahead of the first copy instead of one a tile.
+        constexpr int kFirst = kEarlySetup >= 2 ? 1 : 0; // tile 0 already on its way
+        if constexpr (kFirst == 1)
+            issue.advance(a.kv_indptr, end);
+        int pages[kStages - 1];
+        int tiles = kFirst;
+#pragma unroll
+        for (int s = kFirst; s < kStages - 1; ++s) {
+            if (issue.pos < end) {
+                pages[s] = page_of(issue);
+                issue.advance(a.kv_indptr, end);
+                tiles = s + 1;
+            }
+        }
+        next_page = issue.pos < end ? page_of(issue) : 0;
+#pragma unroll
+        for (int s = kFirst; s < kStages - 1; ++s) {
+            if (s < tiles)
+                issue_tile(s, pages[s]);
+            cp_async_commit();
+        }
+    } else {
+#pragma unroll
+        for (int s = 0; s < kStages - 1; ++s) {
+            if (issue.pos < end) {
+                issue_tile(s, page_of(issue));
+                issue.advance(a.kv_indptr, end);
+            }
+            cp_async_commit();
+        }
+        next_page = issue.pos < end ? page_of(issue) : 0;
+    }
 
     const float scale_log2 = a.sm_scale * kLog2e;
     const int dg = warp & 3, th = warp >> 2; // Q.K: dim quarter, token half
@@ -284,37 +347,69 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     float o[kDimsPerWarp / 8][4];
     float run_m = -CUDART_INF_F, run_l = 0.0f; // softmax owner's state of head sh
 
+    // Request b's quarter dg of Q, as mma A fragments (rows g, g + 8).
+    auto load_q = [&](uint32_t(&q)[kQuarterSteps][4], int b) {
+        const int64_t row0 = (int64_t)b * kHeads + g;
+#pragma unroll
+        for (int ks = 0; ks < kQuarterSteps; ++ks) {
+            const int d = (dg * kQuarterSteps + ks) * 16 + 2 * t;
+            const ks_bf16_t* src = d < kCkv ? a.q_nope + row0 * kCkv + d : a.q_pe + row0 * kKpe + (d - kCkv);
+            const int64_t row8 = d < kCkv ? 8 * kCkv : 8 * kKpe;
+            q[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(src));
+            q[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(src + row8));
+            q[ks][2] = __ldg(reinterpret_cast<const unsigned int*>(src + 8));
+            q[ks][3] = __ldg(reinterpret_cast<const unsigned int*>(src + row8 + 8));
+        }
+    };
+    // With kQAhead, `ahead` is the cursor of the tile after comp's, and qn holds the Q of the
+    // next segment to start, loaded one tile before it is needed.
+    uint32_t qn[kQuarterSteps][4];
+    Cursor ahead = comp;
+    if constexpr (kQAhead) {
+        load_q(qn, comp.b);
+        ahead.advance(a.kv_indptr, end);
+    }
+    if constexpr (kEarlySetup)
+        write_empty_requests(); // under the first copies
+
     for (int j = 0; comp.pos < end; ++j) {
         cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages, next_page);
-            issue.advance(a.kv_indptr, end);
-            if (issue.pos < end)
-                next_page = page_of(issue);
+            if constexpr (!kLatePage) {
+                issue.advance(a.kv_indptr, end);
+                if (issue.pos < end)
+                    next_page = page_of(issue);
+            }
         }
         cp_async_commit();
 
         const int n = comp.tile_len();
         const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
         if (first) {
-            // This request's quarter of Q, as mma A fragments (rows g, g + 8).
-            const int64_t row0 = (int64_t)comp.b * kHeads + g;
+            // A real branch: if-converted into selects, the Q copy below ran every tile and waited
+            // on whatever global load shared its scoreboard (ncu, session 28).
+            if constexpr (kBranchFirst)
+                asm volatile("");
+            if constexpr (kQAhead) {
 #pragma unroll
-            for (int ks = 0; ks < kQuarterSteps; ++ks) {
-                const int d = (dg * kQuarterSteps + ks) * 16 + 2 * t;
-                const ks_bf16_t* q = d < kCkv ? a.q_nope + row0 * kCkv + d : a.q_pe + row0 * kKpe + (d - kCkv);
-                const int64_t row8 = d < kCkv ? 8 * kCkv : 8 * kKpe;
-                qa[ks][0] = __ldg(reinterpret_cast<const unsigned int*>(q));
-                qa[ks][1] = __ldg(reinterpret_cast<const unsigned int*>(q + row8));
-                qa[ks][2] = __ldg(reinterpret_cast<const unsigned int*>(q + 8));
-                qa[ks][3] = __ldg(reinterpret_cast<const unsigned int*>(q + row8 + 8));
+                for (int ks = 0; ks < kQuarterSteps; ++ks)
+#pragma unroll
+                    for (int r = 0; r < 4; ++r)
+                        qa[ks][r] = qn[ks][r];
+            } else {
+                load_q(qa, comp.b);
             }
 #pragma unroll
             for (int i = 0; i < kDimsPerWarp / 8; ++i)
                 o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
             run_m = -CUDART_INF_F;
             run_l = 0.0f;
+        }
+        if constexpr (kQAhead) {
+            if (ahead.pos < end && ahead.pos == ahead.seg_begin)
+                load_q(qn, ahead.b);
         }
 
         const uint32_t tile = stage_smem + (j % kStages) * kStageBytes;
@@ -341,6 +436,16 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             }
         }
         __syncthreads();
+        if constexpr (kLatePage) {
+            // The next tile's page numbers are asked for here, after the barrier, not beside the
+            // copies: loads share the warp's few scoreboards, and one issued just before the Q.K
+            // products made them wait a round trip to memory every tile (ncu, session 28).
+            if (issue.pos < end) {
+                issue.advance(a.kv_indptr, end);
+                if (issue.pos < end)
+                    next_page = page_of(issue);
+            }
+        }
 
         // Softmax: half-warp per head, two tokens per thread.
         {
@@ -438,22 +543,38 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
                 }
             }
         }
-        comp.advance(a.kv_indptr, end);
+        if constexpr (kQAhead) {
+            comp = ahead;
+            if (ahead.pos < end)
+                ahead.advance(a.kv_indptr, end);
+        } else {
+            comp.advance(a.kv_indptr, end);
+        }
     }
     cp_async_wait<0>();
 }
 
 // ------------------------------------------------------------------ combine kernel
 
-// One block per (request, head); thread i merges dims 4i .. 4i+3 over the runs the request spans.
-__global__ void __launch_bounds__(kCkv / 4) mla_decode_combine_kernel(const int32_t* __restrict__ indptr,
+// One CTA of kWarps warps per (request, head, kSliceDims output dims): warp w merges runs w,
+// w + kWarps, ... as an online softmax (each run's state rescaled to the running maximum as it
+// comes, so that the maxima need no pass of their own), lane i on dims 4i .. 4i+3 of each 128 of
+// the slice, and warp 0 merges the warps' states through shared memory.  At batch 1 a request
+// spans every run on the GPU (132 on an H100): one thread walking them all is a chain of L2
+// round trips at the end of the call, so there kMergeWarps warps share the runs and the dims are
+// cut into 128-wide slices over 4x the CTAs.
+template<int kWarps, int kSliceDims>
+__global__ void __launch_bounds__(32 * kWarps) mla_decode_combine_kernel(const int32_t* __restrict__ indptr,
     const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
 {
-    // Launched as a programmatic dependent of the main kernel (its launch overlaps the main
-    // kernel's tail); wait here until the main kernel's writes are visible.
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-    const int b = blockIdx.x / kHeads, h = blockIdx.x % kHeads;
+    static_assert(kCkv % kSliceDims == 0 && kSliceDims % 128 == 0, "slices of whole 128-dim groups");
+    constexpr int kSlices = kCkv / kSliceDims, kVecs = kSliceDims / 128; // float4s a lane, a run
+    const int slice = blockIdx.x % kSlices, b = blockIdx.x / kSlices / kHeads, h = blockIdx.x / kSlices % kHeads;
+    // kv_indptr is an input, so it is read before the wait: only the partials come from the
+    // main kernel, which this one is launched as a programmatic dependent of (its launch overlaps
+    // the main kernel's tail).
     const int lo = __ldg(indptr + b), hi = __ldg(indptr + b + 1);
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
     if (hi == lo)
         return;
     const int first = lo / chunk, count = (hi - 1) / chunk - first + 1;
@@ -461,33 +582,74 @@ __global__ void __launch_bounds__(kCkv / 4) mla_decode_combine_kernel(const int3
         return; // written by the main kernel
     constexpr int64_t kSlotFloats = (int64_t)kHeads * kPartialStride;
     const float* part = partials + ((int64_t)(b + first) * kHeads + h) * kPartialStride;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int d0 = slice * kSliceDims + 4 * lane;
 
-    const int lane = threadIdx.x & 31;
     float m = -CUDART_INF_F, l = 0.0f;
-    for (int i = lane; i < count; i += 32)
-        merge_state(m, l, __ldg(part + i * kSlotFloats + kCkv), __ldg(part + i * kSlotFloats + kCkv + 1));
+    float4 acc[kVecs] = {};
+#pragma unroll 4
+    for (int i = warp; i < count; i += kWarps) {
+        const float* slot = part + i * kSlotFloats;
+        const float2 st = __ldg(reinterpret_cast<const float2*>(slot + kCkv)); // finite m: a run has tokens
+        float4 x[kVecs];
 #pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        const float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-        const float l2 = __shfl_xor_sync(0xffffffffu, l, offset);
-        merge_state(m, l, m2, l2);
+        for (int v = 0; v < kVecs; ++v)
+            x[v] = __ldg(reinterpret_cast<const float4*>(slot + d0 + 128 * v));
+        const float mn = fmaxf(m, st.x), keep = exp2f(m - mn), w = exp2f(st.x - mn);
+        l = l * keep + st.y * w;
+        m = mn;
+#pragma unroll
+        for (int v = 0; v < kVecs; ++v) {
+            acc[v].x = acc[v].x * keep + w * x[v].x;
+            acc[v].y = acc[v].y * keep + w * x[v].y;
+            acc[v].z = acc[v].z * keep + w * x[v].z;
+            acc[v].w = acc[v].w * keep + w * x[v].w;
+        }
     }
-    const int d = 4 * threadIdx.x;
-    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int i = 0; i < count; ++i) {
-        const float w = exp2f(__ldg(part + i * kSlotFloats + kCkv) - m);
-        const float4 v = __ldg(reinterpret_cast<const float4*>(part + i * kSlotFloats + d));
-        acc.x += w * v.x;
-        acc.y += w * v.y;
-        acc.z += w * v.z;
-        acc.w += w * v.w;
+    if constexpr (kWarps > 1) {
+        __shared__ float2 warp_ml[kWarps];
+        __shared__ float4 warp_acc[kWarps][kVecs][32];
+        if (lane == 0)
+            warp_ml[warp] = make_float2(m, l); // (-inf, 0) for a warp without runs
+#pragma unroll
+        for (int v = 0; v < kVecs; ++v)
+            warp_acc[warp][v][lane] = acc[v];
+        __syncthreads();
+        if (warp > 0)
+            return;
+        m = -CUDART_INF_F;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w)
+            m = fmaxf(m, warp_ml[w].x);
+        l = 0.0f;
+#pragma unroll
+        for (int v = 0; v < kVecs; ++v)
+            acc[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const float2 st = warp_ml[w];
+            const float scale = st.y > 0.0f ? exp2f(st.x - m) : 0.0f;
+            l += st.y * scale;
+#pragma unroll
+            for (int v = 0; v < kVecs; ++v) {
+                const float4 x = warp_acc[w][v][lane];
+                acc[v].x += scale * x.x;
+                acc[v].y += scale * x.y;
+                acc[v].z += scale * x.z;
+                acc[v].w += scale * x.w;
+            }
+        }
     }
     const float inv = 1.0f / l;
-    uint2 packed;
-    packed.x = pack_bf16x2(acc.x * inv, acc.y * inv);
-    packed.y = pack_bf16x2(acc.z * inv, acc.w * inv);
-    *reinterpret_cast<uint2*>(output + ((int64_t)b * kHeads + h) * kCkv + d) = packed;
-    if (threadIdx.x == 0)
+    ks_bf16_t* out = output + ((int64_t)b * kHeads + h) * kCkv + d0;
+#pragma unroll
+    for (int v = 0; v < kVecs; ++v) {
+        uint2 packed;
+        packed.x = pack_bf16x2(acc[v].x * inv, acc[v].y * inv);
+        packed.y = pack_bf16x2(acc[v].z * inv, acc[v].w * inv);
+        *reinterpret_cast<uint2*>(out + 128 * v) = packed;
+    }
+    if (slice == 0 && threadIdx.x == 0)
         lse[(int64_t)b * kHeads + h] = m + log2f(l);
 }
 
@@ -553,15 +715,19 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     cudaError_t err = cudaGetLastError();
     if (err == cudaSuccess && runs > 1) {
         cudaLaunchConfig_t config = {};
-        config.gridDim = dim3((unsigned)(batch * kHeads));
-        config.blockDim = dim3(kCkv / 4);
+        // Many runs a request (batch 1 spans them all): warps share the runs, 128-dim slices.
+        const bool wide = kMergeWarps > 1 && runs >= kWideMergeRuns * batch;
+        config.gridDim = dim3((unsigned)(batch * kHeads * (kCkv / (wide ? 128 : kNarrowSlice))));
+        config.blockDim = dim3(32 * (wide ? kMergeWarps : 1));
         config.stream = stream;
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
         attr[0].val.programmaticStreamSerializationAllowed = 1;
         config.attrs = attr;
         config.numAttrs = 1;
-        err = cudaLaunchKernelEx(&config, mla_decode_combine_kernel, (const int32_t*)args->kv_indptr,
+        err = cudaLaunchKernelEx(&config,
+            wide ? mla_decode_combine_kernel<kMergeWarps, 128> : mla_decode_combine_kernel<1, kNarrowSlice>,
+            (const int32_t*)args->kv_indptr,
             (const float*)partials, args->output, args->lse, (int)chunk);
     }
     return (int)err;
