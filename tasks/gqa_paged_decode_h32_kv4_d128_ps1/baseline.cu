@@ -256,9 +256,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         for (int p = 0; p < kRows; ++p)
             next_page[p] = __ldg(a.kv_indices + min(pos + crow + 16 * p, last));
     };
-    auto load_pages = [&](const Cursor& c) {
-        load_pages_at(c.pos, c.pos + c.tile_len() - 1);
-    };
+    auto load_pages = [&](const Cursor& c) { load_pages_at(c.pos, c.pos + c.tile_len() - 1); };
     auto issue_tile = [&](int stage) {
         const uint32_t k_dst = stage_smem + stage * kStageBytes, v_dst = k_dst + kTileBytes;
 #pragma unroll

@@ -727,8 +727,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         config.numAttrs = 1;
         err = cudaLaunchKernelEx(&config,
             wide ? mla_decode_combine_kernel<kMergeWarps, 128> : mla_decode_combine_kernel<1, kNarrowSlice>,
-            (const int32_t*)args->kv_indptr,
-            (const float*)partials, args->output, args->lse, (int)chunk);
+            (const int32_t*)args->kv_indptr, (const float*)partials, args->output, args->lse, (int)chunk);
     }
     return (int)err;
 }
