@@ -14,7 +14,9 @@
 // runs in the merge when there are at least 16 runs a request, e.g. 132 at batch 1; 1: one walks
 // them all; MLA_DECODE_NARROW_SLICE: the output dims of each one-warp merge CTA, 128 or 512),
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not
-// selects run every tile).
+// selects run every tile), MLA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page
+// numbers into shared memory with its first tile, so the loop reads them there; built and checked
+// to compile, not yet timed: off).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -72,6 +74,9 @@
 #ifndef MLA_DECODE_NARROW_SLICE
 #define MLA_DECODE_NARROW_SLICE 128
 #endif
+#ifndef MLA_DECODE_IDX_SMEM
+#define MLA_DECODE_IDX_SMEM 0
+#endif
 #ifndef MLA_DECODE_MERGE_WARPS
 #define MLA_DECODE_MERGE_WARPS 8
 #endif
@@ -101,6 +106,8 @@ constexpr bool kQAhead = MLA_DECODE_Q_AHEAD != 0;
 constexpr int kMergeWarps = MLA_DECODE_MERGE_WARPS;
 constexpr bool kLatePage = MLA_DECODE_LATE_PAGE != 0;
 constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp merge CTA takes
+constexpr int kIdxWindow = MLA_DECODE_IDX_SMEM ? 2048 : 0; // runs up to this long keep their pages in smem
+static_assert(!MLA_DECODE_IDX_SMEM || MLA_DECODE_EARLY_SETUP == 2, "the page copy rides with tile 0's");
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
@@ -116,7 +123,8 @@ constexpr int kOffP = kOffS + 4 * kHeads * kSStride * 4; // bf16 [kHeads][kPStri
 constexpr int kOffCorr = kOffP + kHeads * kPStride * 16; // float [kHeads]
 constexpr int kOffM = kOffCorr + kHeads * 4; // float [kHeads]
 constexpr int kOffL = kOffM + kHeads * 4; // float [kHeads]
-constexpr int kSmemBytes = kOffL + kHeads * 4;
+constexpr int kOffIdx = kOffL + kHeads * 4; // int [kIdxWindow]: the run's page numbers
+constexpr int kSmemBytes = kOffIdx + kIdxWindow * 4;
 static_assert(kSmemBytes <= 227 * 1024, "over the sm_90 shared memory per block");
 
 // ------------------------------------------------------------------ PTX wrappers
@@ -139,6 +147,10 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
 #else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 #endif
+}
+__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit()
 {
@@ -281,7 +293,14 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     // (P = 0): the segment's last token repeated (one row read, not up to 31 more), except in a
     // tile 0 copied before its request is known, which reads the run's next tokens.
     const int crow = tid >> 3, csub = tid & 7;
-    auto page_of = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
+    auto page_in_memory = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
+    // With kIdxWindow, a run that short copies its page numbers into shared memory with tile 0,
+    // and the loop reads them there instead of waiting on a load from memory for every tile.
+    const bool idx_local = kIdxWindow > 0 && end - begin <= kIdxWindow;
+    const int* s_idx = reinterpret_cast<const int*>(smem + kOffIdx);
+    auto page_of = [&](const Cursor& c) {
+        return idx_local ? s_idx[c.pos + min(crow, c.tile_len() - 1) - begin] : page_in_memory(c);
+    };
     auto issue_tile = [&](int stage, int page) {
         const uint32_t dst = stage_smem + stage * kStageBytes;
         const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
@@ -295,6 +314,10 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     // before the search for that request, a chain of round trips to kv_indptr.
     if constexpr (kEarlySetup >= 2) {
         issue_tile(0, __ldg(a.kv_indices + min(begin + crow, end - 1)));
+        if (idx_local) {
+            for (int i = tid; i < end - begin; i += kThreads)
+                cp_async_4(smem_u32(s_idx + i), a.kv_indices + begin + i);
+        }
         cp_async_commit();
     }
     const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1; // indptr[b0] <= begin < indptr[b0+1]
@@ -315,12 +338,12 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
 #pragma unroll
         for (int s = kFirst; s < kStages - 1; ++s) {
             if (issue.pos < end) {
-                pages[s] = page_of(issue);
+                pages[s] = page_in_memory(issue);
                 issue.advance(a.kv_indptr, end);
                 tiles = s + 1;
             }
         }
-        next_page = issue.pos < end ? page_of(issue) : 0;
+        next_page = issue.pos < end ? page_in_memory(issue) : 0;
 #pragma unroll
         for (int s = kFirst; s < kStages - 1; ++s) {
             if (s < tiles)
@@ -331,12 +354,12 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
 #pragma unroll
         for (int s = 0; s < kStages - 1; ++s) {
             if (issue.pos < end) {
-                issue_tile(s, page_of(issue));
+                issue_tile(s, page_in_memory(issue));
                 issue.advance(a.kv_indptr, end);
             }
             cp_async_commit();
         }
-        next_page = issue.pos < end ? page_of(issue) : 0;
+        next_page = issue.pos < end ? page_in_memory(issue) : 0;
     }
 
     const float scale_log2 = a.sm_scale * kLog2e;
