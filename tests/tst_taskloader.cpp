@@ -29,7 +29,7 @@ static const char* kPagedDefinition = R"JSON({
   "outputs": {"out": {"shape": ["batch_size", "head_dim"], "dtype": "bfloat16"}},
   "constraints": ["len_indptr == batch_size + 1", "num_kv_indices == kv_indptr[-1].item()",
                   "all(b, 0, batch_size, kv_indptr[b] <= kv_indptr[b + 1])",
-                  "max(i, 0, num_kv_indices, kv_indices[i]) < num_pages"]
+                  "max(i, 0, num_kv_indices, kv_indices[i]) < num_pages", "kv_indptr[0].item() == 0"]
 })JSON";
 
 static std::string pagedWorkload(const std::string& uuid, const std::string& lengths, int numKv, int pages = 64,
@@ -195,6 +195,10 @@ void TestTaskLoader::rejectsBadSafetensors_data()
                                          << "all(b, 0, batch_size, kv_indptr[b] <= kv_indptr[b + 1])";
     QTest::newRow("an index past the pool") << normal << 5 << "constraints[3]"
                                             << "max(i, 0, num_kv_indices, kv_indices[i]) < num_pages";
+    // Monotone and ending at num_kv_indices, but the first request does not start at position 0:
+    // the paged baselines look each position's request up in kv_indptr from 0.
+    QTest::newRow("indptr not from zero") << normal << 6 << "constraints[4]"
+                                          << "kv_indptr[0].item() == 0";
 }
 
 void TestTaskLoader::rejectsBadSafetensors()
@@ -215,6 +219,8 @@ void TestTaskLoader::rejectsBadSafetensors()
         first.values = {0, 5, 3, 12};
     if (variant == 5)
         indices[4] = 64;
+    if (variant == 6)
+        first.values = {2, 5, 5, 12};
     writeSafetensors(root / "blob" / "w.safetensors", {first, {"kv_indices", indices}}, variant == 3 ? 8 : 0);
     expectRefusal(root, field, fragment);
 }

@@ -6,7 +6,8 @@
 // warp), GQA_DECODE_EARLY_SETUP (1: a run starts its first copies before it writes the empty
 // requests it holds, whose search and loads are round trips to memory; 2: and its first tile's
 // copies leave before the search for its first request), GQA_DECODE_BRANCH_FIRST (1: a
-// segment's first-tile set-up is a real branch, not selects run every tile; off: ptxas spills),
+// segment's first-tile set-up is a real branch, not selects run every tile; off, because with it
+// ptxas spills),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose
@@ -342,8 +343,8 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         const int n = comp.tile_len();
         const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
         if (first) {
-            // A real branch: if-converted into selects, the Q copy below ran every tile and waited
-            // on whatever global load shared its scoreboard (ncu, session 28).
+            // With kBranchFirst a real branch: if-converted into selects, the Q copy below runs every
+            // tile and may wait on whatever global load shares its scoreboard (MLA's ncu, session 28).
             if constexpr (kBranchFirst)
                 asm volatile("");
             if constexpr (kQAheadAll) {

@@ -11,8 +11,9 @@
 // during the tile before it; 0: at its first tile, a stall of every warp), MLA_DECODE_LATE_PAGE
 // (1: the next tile's page numbers are loaded after the Q.K barrier instead of beside the copies,
 // where the Q.K products waited on them), MLA_DECODE_MERGE_WARPS (warps that share a request's
-// runs in the merge when there are at least 16 runs a request, e.g. 132 at batch 1; 1: one walks
-// them all; MLA_DECODE_NARROW_SLICE: the output dims of each one-warp merge CTA, 128 or 512),
+// runs in the merge when requests span 16 runs or more on average, e.g. 132 at batch 1; 1: one
+// walks them all; MLA_DECODE_NARROW_SLICE: the output dims of each CTA of the one-warp merge used
+// otherwise, 128, 256 or 512),
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not
 // selects run every tile), MLA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page
 // numbers into shared memory with its first tile, so the loop reads them there; built and checked
@@ -584,8 +585,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
 // comes, so that the maxima need no pass of their own), lane i on dims 4i .. 4i+3 of each 128 of
 // the slice, and warp 0 merges the warps' states through shared memory.  At batch 1 a request
 // spans every run on the GPU (132 on an H100): one thread walking them all is a chain of L2
-// round trips at the end of the call, so there kMergeWarps warps share the runs and the dims are
-// cut into 128-wide slices over 4x the CTAs.
+// round trips at the end of the call, so there kMergeWarps warps share the runs.  Either way the
+// dims are cut into slices (128 wide by default), several CTAs a head.
 template<int kWarps, int kSliceDims>
 __global__ void __launch_bounds__(32 * kWarps) mla_decode_combine_kernel(const int32_t* __restrict__ indptr,
     const float* __restrict__ partials, ks_bf16_t* __restrict__ output, float* __restrict__ lse, int chunk)
