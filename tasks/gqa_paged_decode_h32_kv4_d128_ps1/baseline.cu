@@ -9,7 +9,8 @@
 // segment's first-tile set-up is a real branch, not selects run every tile; off, because with it
 // ptxas spills), GQA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page numbers into
 // shared memory with its first tile, so the loop reads them there; built and checked to compile,
-// not yet timed: off),
+// not yet timed: off), GQA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main
+// kernel's start, so its CTAs wait resident in the room the main CTAs leave; not yet timed: off),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose
@@ -58,6 +59,9 @@
 #endif
 #ifndef GQA_DECODE_IDX_SMEM
 #define GQA_DECODE_IDX_SMEM 0
+#endif
+#ifndef GQA_DECODE_EARLY_LAUNCH
+#define GQA_DECODE_EARLY_LAUNCH 0
 #endif
 #ifndef GQA_DECODE_EARLY_SETUP
 #define GQA_DECODE_EARLY_SETUP 2
@@ -227,6 +231,10 @@ struct Cursor {
 __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
+#if GQA_DECODE_EARLY_LAUNCH
+    // The merge's CTAs may wait resident in the room this CTA leaves (see ks_run).
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
     const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;

@@ -17,7 +17,9 @@
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not
 // selects run every tile), MLA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page
 // numbers into shared memory with its first tile, so the loop reads them there; built and checked
-// to compile, not yet timed: off).
+// to compile, not yet timed: off), MLA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at
+// the main kernel's start, so its CTAs wait resident in the room the main CTAs leave; not yet
+// timed: off).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -80,6 +82,9 @@
 #endif
 #ifndef MLA_DECODE_MERGE_WARPS
 #define MLA_DECODE_MERGE_WARPS 8
+#endif
+#ifndef MLA_DECODE_EARLY_LAUNCH
+#define MLA_DECODE_EARLY_LAUNCH 0
 #endif
 
 namespace {
@@ -254,6 +259,12 @@ struct Cursor {
 __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
+#if MLA_DECODE_EARLY_LAUNCH
+    // The merge's CTAs may take the registers and shared memory this CTA leaves free now: they
+    // read kv_indptr and then wait for this grid's completion at griddepcontrol.wait, so the
+    // merge's launch and first loads come off the end of the call.
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3; // mma groupID / threadID_in_group
     const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;
