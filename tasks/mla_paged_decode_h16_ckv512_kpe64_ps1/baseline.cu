@@ -19,7 +19,10 @@
 // numbers into shared memory with its first tile, so the loop reads them there; built and checked
 // to compile, not yet timed: off), MLA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at
 // the main kernel's start, so its CTAs wait resident in the room the main CTAs leave; not yet
-// timed: off).
+// timed: off), MLA_DECODE_BULK (1: each row comes by two bulk copies, latent and RoPE, that
+// complete on the stage's mbarrier, instead of nine 16-byte cp.async a thread: the cp.async path
+// alone moved about 2.1 TB/s, the copies-only probe of session 6; rows padded, not swizzled;
+// not yet timed: off).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -86,6 +89,9 @@
 #ifndef MLA_DECODE_EARLY_LAUNCH
 #define MLA_DECODE_EARLY_LAUNCH 0
 #endif
+#ifndef MLA_DECODE_BULK
+#define MLA_DECODE_BULK 0
+#endif
 
 namespace {
 
@@ -115,13 +121,19 @@ constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp 
 constexpr int kIdxWindow = MLA_DECODE_IDX_SMEM ? 2048 : 0; // runs up to this long keep their pages in smem
 static_assert(!MLA_DECODE_IDX_SMEM || MLA_DECODE_EARLY_SETUP == 2, "the page copy rides with tile 0's");
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
+constexpr bool kBulk = MLA_DECODE_BULK != 0;
+static_assert(!kBulk || !MLA_DECODE_IDX_SMEM, "the page copy rides with tile 0's cp.async group");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Shared memory, bytes from the start of the dynamic buffer.
-constexpr int kCkvTileBytes = kTile * kCkv * 2;
-constexpr int kStageBytes = kTile * (kCkv + kKpe) * 2;
+// With kBulk a row is one bulk copy, which cannot swizzle: rows are padded by one 16-byte chunk
+// instead, so that the eight rows an ldmatrix phase reads still fall in eight bank groups.
+constexpr int kRowPad = kBulk ? 16 : 0;
+constexpr int kCkvRowBytes = kCkv * 2 + kRowPad, kKpeRowBytes = kKpe * 2 + kRowPad;
+constexpr int kCkvTileBytes = kTile * kCkvRowBytes;
+constexpr int kStageBytes = kCkvTileBytes + kTile * kKpeRowBytes;
 constexpr int kSStride = kTile + 8; // floats per row of a logit quarter (padded)
 constexpr int kPStride = 5; // 16-byte chunks per P row: 4 used, 1 pad
 constexpr int kOffS = kStages * kStageBytes; // float [4][kHeads][kSStride]
@@ -196,10 +208,40 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled array of rows of `row_chunks`
-// chunks (a multiple of 8).
+// chunks (a multiple of 8); with kBulk, in an array of rows padded by one chunk.
 __device__ __forceinline__ uint32_t swz(int row, int chunk, int row_chunks)
 {
+    if constexpr (kBulk)
+        return (uint32_t)((row * (row_chunks + 1) + chunk) << 4);
     return (uint32_t)((row * row_chunks + (chunk ^ (row & 7))) << 4);
+}
+
+// Bulk copies (kBulk): a row lands by the copy engine and completes its bytes on a stage's
+// mbarrier, instead of 16-byte cp.async copies that each thread issues and waits for.
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_bytes(uint32_t bar, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
+{
+    asm volatile("{\n.reg .pred done;\nWAIT_FULL:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT_FULL;\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar)
+{
+    uint64_t policy; // read once, as cp_async_16's rows
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, "
+                 "[%3], %4;\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+                 : "memory");
 }
 
 // How many of the sorted indptr[0 .. n) are <= x (strict: < x), by a 32-way search that one
@@ -313,15 +355,40 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     auto page_of = [&](const Cursor& c) {
         return idx_local ? s_idx[c.pos + min(crow, c.tile_len() - 1) - begin] : page_in_memory(c);
     };
+    // kBulk: stage s's bytes complete on full[s], which thread 0 set up at the start; the
+    // threads of chunk 0 and 1 of each row bring its latent and its RoPE part.
+    __shared__ uint64_t full[kBulk ? kStages : 1];
     auto issue_tile = [&](int stage, int page) {
         const uint32_t dst = stage_smem + stage * kStageBytes;
         const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
+        if constexpr (kBulk) {
+            const uint32_t bar = smem_u32(&full[stage]);
+            if (csub == 0) {
+                mbar_expect_bytes(bar, kCkv * 2);
+                bulk_copy(dst + swz(crow, 0, kCkvChunks), ckv, kCkv * 2, bar);
+            } else if (csub == 1) {
+                mbar_expect_bytes(bar, kKpe * 2);
+                bulk_copy(
+                    dst + kCkvTileBytes + swz(crow, 0, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe, kKpe * 2, bar);
+            }
+        } else {
 #pragma unroll
-        for (int k = 0; k < kCkvChunks / 8; ++k)
-            cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
-        cp_async_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
+            for (int k = 0; k < kCkvChunks / 8; ++k)
+                cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
+            cp_async_16(
+                dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
+        }
     };
 
+    if constexpr (kBulk) {
+        if (tid == 0) {
+            for (int st = 0; st < kStages; ++st)
+                mbar_init(smem_u32(&full[st]), 2 * kTile); // the arrivals of chunk 0 and 1 of each row
+            // The copy engine completes bytes on these barriers: it must see them set up.
+            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        }
+        __syncthreads();
+    }
     // Tile 0 starts at `begin` whichever request that is in: at kEarlySetup 2 its copies leave
     // before the search for that request, a chain of round trips to kv_indptr.
     if constexpr (kEarlySetup >= 2) {
@@ -408,7 +475,10 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
         write_empty_requests(); // under the first copies
 
     for (int j = 0; comp.pos < end; ++j) {
-        cp_async_wait<kStages - 2>();
+        if constexpr (kBulk)
+            mbar_wait(smem_u32(&full[j % kStages]), (j / kStages) & 1);
+        else
+            cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages, next_page);
