@@ -1,6 +1,6 @@
 // Hand-written MLA paged decode for H200 (sm_90a), absorbed layout: one wave of CTAs over the
 // flattened token list, a deep cp.async pipeline, Q held in registers.  Knobs (-D):
-// MLA_DECODE_STAGES (ring depth, 2..5, default 4), MLA_DECODE_MIN_CHUNK (shortest run, 64),
+// MLA_DECODE_STAGES (ring depth, 2..5, default 3), MLA_DECODE_MIN_CHUNK (shortest run, 64),
 // MLA_DECODE_EVICT_FIRST (1: the latent and RoPE copies carry an L2 evict-first policy, so that
 // rows read once make room for each other instead of forcing out lines earlier kernels wrote,
 // whose write-back would share DRAM with the reads: 1.04x on an H100 in the kernel lab, session 27),
@@ -14,15 +14,15 @@
 // runs in the merge when requests span 16 runs or more on average, e.g. 132 at batch 1; 1: one
 // walks them all; MLA_DECODE_NARROW_SLICE: the output dims of each CTA of the one-warp merge used
 // otherwise, 128, 256 or 512),
-// MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not
-// selects run every tile), MLA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page
-// numbers into shared memory with its first tile, so the loop reads them there; built and checked
-// to compile, not yet timed: off), MLA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at
-// the main kernel's start, so its CTAs wait resident in the room the main CTAs leave; not yet
-// timed: off), MLA_DECODE_BULK (1: each row comes by two bulk copies, latent and RoPE, that
-// complete on the stage's mbarrier, instead of nine 16-byte cp.async a thread: the cp.async path
-// alone moved about 2.1 TB/s, the copies-only probe of session 6; rows padded, not swizzled;
-// not yet timed: off).
+// MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
+// every tile).  Measured on an H100 in session 29 and off: MLA_DECODE_IDX_SMEM (1: a run of up
+// to 2,048 tokens copies its page numbers into shared memory with its first tile, so the loop
+// reads them there; 0.992x with 4 stages, 0.995x of plain 3 stages with 3),
+// MLA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main kernel's start, so its
+// CTAs wait resident in the room the main CTAs leave; 0.993x), MLA_DECODE_BULK (1: each row
+// comes by two bulk copies, latent and RoPE, that complete on the stage's mbarrier, instead of
+// nine 16-byte cp.async a thread, whose path alone moved about 2.1 TB/s in session 6's
+// copies-only probe; rows padded, not swizzled; 0.93-0.95x with 3 to 5 stages).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -32,8 +32,9 @@
 //    number of rows in a single wave however uneven the requests are.  A run may cross request
 //    boundaries; each request it touches is a segment with its own softmax state.
 //  * Depth: 32-token tiles in a ring of kStages shared-memory stages, kStages - 1 of them in
-//    flight while one is computed (3, 4 and 5 stages measured alike on an H200; bulk-copy
-//    (TMA) rows were slower).  The tile sequence runs across segments, so a new request
+//    flight while one is computed (3, 4 and 5 stages measured alike on an H200 in session 6;
+//    with the session-28 kernel 3 stages are 1.8-1.9 % faster than 4 on an H100, three labs;
+//    bulk-copy (TMA) rows were slower, sessions 6 and 29).  The tile sequence runs across segments, so a new request
 //    never drains the pipeline.  Each thread copies one row's eighth and prefetches that row's
 //    page number one tile ahead, so no copy waits on a dependent load.
 //  * Shared-memory traffic: warp (dg, th) computes the logits of 16 tokens over one quarter of
@@ -57,7 +58,7 @@
 #include <math_constants.h>
 
 #ifndef MLA_DECODE_STAGES
-#define MLA_DECODE_STAGES 4
+#define MLA_DECODE_STAGES 3
 #endif
 #ifndef MLA_DECODE_EVICT_FIRST
 #define MLA_DECODE_EVICT_FIRST 1
