@@ -63,6 +63,9 @@
 #ifndef GQA_DECODE_EARLY_LAUNCH
 #define GQA_DECODE_EARLY_LAUNCH 0
 #endif
+#ifndef GQA_DECODE_PAGE_DIRECT
+#define GQA_DECODE_PAGE_DIRECT 0
+#endif
 #ifndef GQA_DECODE_EARLY_SETUP
 #define GQA_DECODE_EARLY_SETUP 2
 #endif
@@ -370,12 +373,25 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     for (int j = 0; comp.pos < end; ++j) {
         cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1 and the merge
+#if GQA_DECODE_PAGE_DIRECT
+        // The page numbers are loaded whether or not a tile follows (past the run's end they read
+        // its last one), so that the loads write next_page themselves: loaded under a condition,
+        // the old values stayed live and copies into next_page right behind the loads waited for
+        // memory (the MLA kernel's ncu, session 29).
+        static_assert(!GQA_DECODE_IDX_SMEM, "the load from memory");
+        if (issue.pos < end) {
+            issue_tile((j + kStages - 1) % kStages);
+            issue.advance(a.kv_indptr, end);
+        }
+        load_pages_in_memory(issue);
+#else
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages);
             issue.advance(a.kv_indptr, end);
             if (issue.pos < end)
                 load_pages(issue);
         }
+#endif
         cp_async_commit();
 
         const int n = comp.tile_len();

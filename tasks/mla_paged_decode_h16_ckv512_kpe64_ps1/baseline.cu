@@ -93,6 +93,9 @@
 #ifndef MLA_DECODE_BULK
 #define MLA_DECODE_BULK 0
 #endif
+#ifndef MLA_DECODE_PAGE_DIRECT
+#define MLA_DECODE_PAGE_DIRECT 0
+#endif
 
 namespace {
 
@@ -123,6 +126,8 @@ constexpr int kIdxWindow = MLA_DECODE_IDX_SMEM ? 2048 : 0; // runs up to this lo
 static_assert(!MLA_DECODE_IDX_SMEM || MLA_DECODE_EARLY_SETUP == 2, "the page copy rides with tile 0's");
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
 constexpr bool kBulk = MLA_DECODE_BULK != 0;
+constexpr bool kPageDirect = MLA_DECODE_PAGE_DIRECT != 0;
+static_assert(!kPageDirect || (MLA_DECODE_LATE_PAGE && !MLA_DECODE_IDX_SMEM), "the late load from memory");
 static_assert(!kBulk || !MLA_DECODE_IDX_SMEM, "the page copy rides with tile 0's cp.async group");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
@@ -546,7 +551,15 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             // The next tile's page numbers are asked for here, after the barrier, not beside the
             // copies: loads share the warp's few scoreboards, and one issued just before the Q.K
             // products made them wait a round trip to memory every tile (ncu, session 28).
-            if (issue.pos < end) {
+            if constexpr (kPageDirect) {
+                // Loaded whether or not a tile follows (past the run's end it reads the run's last
+                // page number), so that the load writes next_page itself: loaded under a
+                // condition, the old value stayed live and a copy into next_page right behind the
+                // load waited for memory (20 % of warp samples on bs64 kv75145, ncu, session 29).
+                if (issue.pos < end)
+                    issue.advance(a.kv_indptr, end);
+                next_page = page_in_memory(issue);
+            } else if (issue.pos < end) {
                 issue.advance(a.kv_indptr, end);
                 if (issue.pos < end)
                     next_page = page_of(issue);
