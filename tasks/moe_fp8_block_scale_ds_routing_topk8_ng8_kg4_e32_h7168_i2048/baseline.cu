@@ -68,11 +68,13 @@
 //                 and copies serve eight wgmmas a warpgroup instead of four.  Lab (H100, session
 //                 27): matched, 1.006x (GEMM 1 of T11948 -2 %, of T901 -4 %; three 32 KB stages
 //                 alone: 0.978x).
-//   MOE_RUNNING_ADDR (off, not yet timed) the copies' source addresses (rows and scales) are
-//                 advanced in place a block at a time instead of being worked out into fresh
-//                 registers for every copy: per-line ncu (H100, session 29) found 8-10 % of the
-//                 GEMMs' warp samples on instructions that rewrote a register a queued cp.async
-//                 had not yet read.
+//   MOE_RUNNING_ADDR (0) bit 0 GEMM 1, bit 1 GEMM 2: the copies' source addresses (rows and
+//                 scales) are advanced in place a block at a time instead of being worked out
+//                 into fresh registers for every copy: per-line ncu (H100, session 29) found
+//                 8-10 % of the GEMMs' warp samples on instructions that rewrote a register a
+//                 queued cp.async had not yet read.  Lab (H100, session 29), both: 0.991x (GEMM 1
+//                 -3 %, GEMM 2 +3 %); ptxas then moves each pointer into one shared register
+//                 before its copy, so the waits remain, spread over those moves.
 //   (Measured and removed in session 27, code in 22bfd98: a producer warpgroup issuing every copy
 //   by TMA, setmaxnreg 56 / 224: 0.951-0.960x.)
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
@@ -376,6 +378,7 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
 template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
+          bool kRunning = false,
           class RowA, class RowB,
           class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
@@ -399,7 +402,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         // Opaque from here: ptxas would otherwise work the addresses out again every k block.
         asm volatile("" : "+l"(a_row[i]), "+l"(b_row[i]), "+r"(a_bytes[i]));
     }
-    // MOE_RUNNING_ADDR: each row's source address is advanced in place at the start of a block's
+    // kRunning (MOE_RUNNING_ADDR bit 0 for GEMM 1, bit 1 for GEMM 2): each row's source address is advanced in place at the start of a block's
     // copies, so the register a copy reads is next written a block later.  Worked out afresh
     // for every copy, the addresses took new registers that the code after the copies reused at
     // once, and a cp.async waiting in the copy queue had not yet read them: ncu put 8-10 % of
@@ -448,7 +451,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         for (int i = 0; i < (MOE_PROBE == 2 || kTma == 2 ? 0 : kRowsEach); ++i) {
             const uint32_t dst = st + i * kRowStep * 128;
             const u8 *a, *b;
-            if constexpr (MOE_RUNNING_ADDR != 0) {
+            if constexpr (kRunning) {
                 a_cur[i] += kAStride;  // loads come in block order, each block once
                 b_cur[i] += kBPanels * kBlock;
                 a = reinterpret_cast<const u8*>(a_cur[i]);
@@ -821,17 +824,17 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows);
-    gemm_pipeline<kStages1, kPair1, kPair1 * kBlock, kScaleBytes1, MOE_TMA1, 1, kPair1>(
+    gemm_pipeline<kStages1, kPair1, kPair1 * kBlock, kScaleBytes1, MOE_TMA1, 1, kPair1, (MOE_RUNNING_ADDR & 1) != 0>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t dst) {
-            if constexpr (MOE_RUNNING_ADDR != 0) scale_cur += kPair1 * step * 4;
+            if constexpr ((MOE_RUNNING_ADDR & 1) != 0) scale_cur += kPair1 * step * 4;
 #pragma unroll
             for (int j = 0; j < kPair1; ++j)
                 if (t < kTile + 2)
                     cp_async_small<4>(dst + 4 * (j * (kTile + 4) + t),
-                                      MOE_RUNNING_ADDR ? reinterpret_cast<const float*>(scale_cur) + j * step
+                                      (MOE_RUNNING_ADDR & 1) ? reinterpret_cast<const float*>(scale_cur) + j * step
                                                        : scale_src + (kPair1 * kb + j) * step,
                                       scale_bytes);
         },
@@ -940,12 +943,13 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows, kTile / kCluster2);
     const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2, 1,
+                  (MOE_RUNNING_ADDR & 2) != 0>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t dst) {
-            if constexpr (MOE_RUNNING_ADDR != 0) {
+            if constexpr ((MOE_RUNNING_ADDR & 2) != 0) {
                 scale_cur += scale_step;
                 const float* src = reinterpret_cast<const float*>(scale_cur);
                 if (t < kTile) cp_async_small<8>(dst + 8 * t, src, scale_bytes);
