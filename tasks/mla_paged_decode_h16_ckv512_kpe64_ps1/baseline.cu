@@ -21,8 +21,8 @@
 // MLA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main kernel's start, so its
 // CTAs wait resident in the room the main CTAs leave; 0.993x), MLA_DECODE_BULK (1: each row
 // comes by two bulk copies, latent and RoPE, that complete on the stage's mbarrier, instead of
-// nine 16-byte cp.async a thread, whose path alone moved about 2.1 TB/s in session 6's
-// copies-only probe; rows padded, not swizzled; 0.93-0.95x with 3 to 5 stages).
+// nine 16-byte cp.async a thread; rows padded, not swizzled; 0.93-0.95x with 3 to 5 stages, and
+// slower than cp.async in bench/gather_probe.cu too).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:

@@ -73,8 +73,9 @@
 //                 into fresh registers for every copy: per-line ncu (H100, session 29) found
 //                 8-10 % of the GEMMs' warp samples on instructions that rewrote a register a
 //                 queued cp.async had not yet read.  Lab (H100, session 29), both: 0.991x (GEMM 1
-//                 -3 %, GEMM 2 +3 %); ptxas then moves each pointer into one shared register
-//                 before its copy, so the waits remain, spread over those moves.
+//                 0.7-3 % faster, GEMM 2 0.7-7 % slower); in a second lab GEMM 1 alone 1.007x and
+//                 both 1.005x, within the lab's spread.  ptxas moves each pointer into one
+//                 shared register pair before its copy, so the waits remain, on those moves.
 //   (Measured and removed in session 27, code in 22bfd98: a producer warpgroup issuing every copy
 //   by TMA, setmaxnreg 56 / 224: 0.951-0.960x.)
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
