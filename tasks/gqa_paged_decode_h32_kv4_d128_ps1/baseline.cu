@@ -8,9 +8,10 @@
 // copies leave before the search for its first request), GQA_DECODE_BRANCH_FIRST (1: a
 // segment's first-tile set-up is a real branch, not selects run every tile; off, because with it
 // ptxas spills), GQA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page numbers into
-// shared memory with its first tile, so the loop reads them there; built and checked to compile,
-// not yet timed: off), GQA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main
-// kernel's start, so its CTAs wait resident in the room the main CTAs leave; not yet timed: off),
+// shared memory with its first tile, so the loop reads them there; 0.995x on an H100, session
+// 29: off), GQA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main kernel's start,
+// so its CTAs wait resident in the room the main CTAs leave; 0.979x: off), GQA_DECODE_PAGE_DIRECT
+// (1: the next page numbers loaded unconditionally, see the loop; 0.999x: off),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose

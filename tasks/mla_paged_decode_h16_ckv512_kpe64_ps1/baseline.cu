@@ -22,7 +22,12 @@
 // CTAs wait resident in the room the main CTAs leave; 0.993x), MLA_DECODE_BULK (1: each row
 // comes by two bulk copies, latent and RoPE, that complete on the stage's mbarrier, instead of
 // nine 16-byte cp.async a thread; rows padded, not swizzled; 0.93-0.95x with 3 to 5 stages, and
-// slower than cp.async in bench/gather_probe.cu too).
+// slower than cp.async in bench/gather_probe.cu too), MLA_DECODE_PAGE_DIRECT (1: the next
+// page numbers loaded unconditionally, see the loop; 0.994x).  MLA_DECODE_LDG (1, with
+// MLA_DECODE_STAGES 2: each thread loads its chunks of the next tile into registers at the top
+// of an iteration and stores them to shared memory at its end, instead of cp.async; loads into
+// registers gathered these rows 12 % faster than cp.async at bs64 kv75145's size in the probe;
+// 220 registers, no spills; built, not yet timed: off).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -96,6 +101,9 @@
 #ifndef MLA_DECODE_PAGE_DIRECT
 #define MLA_DECODE_PAGE_DIRECT 0
 #endif
+#ifndef MLA_DECODE_LDG
+#define MLA_DECODE_LDG 0
+#endif
 
 namespace {
 
@@ -127,6 +135,9 @@ static_assert(!MLA_DECODE_IDX_SMEM || MLA_DECODE_EARLY_SETUP == 2, "the page cop
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
 constexpr bool kBulk = MLA_DECODE_BULK != 0;
 constexpr bool kPageDirect = MLA_DECODE_PAGE_DIRECT != 0;
+constexpr bool kLdg = MLA_DECODE_LDG != 0;
+static_assert(!kLdg || (MLA_DECODE_STAGES == 2 && !kBulk && !MLA_DECODE_IDX_SMEM && MLA_DECODE_EARLY_SETUP == 2),
+    "MLA_DECODE_LDG holds one tile in registers beside the two in shared memory");
 static_assert(!kPageDirect || (MLA_DECODE_LATE_PAGE && !MLA_DECODE_IDX_SMEM), "the late load from memory");
 static_assert(!kBulk || !MLA_DECODE_IDX_SMEM, "the page copy rides with tile 0's cp.async group");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
@@ -183,6 +194,24 @@ __device__ __forceinline__ void cp_async_commit()
 template<int kPending> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// kLdg: a 16-byte chunk of a row read once, into registers (evict-first, as cp_async_16's), and
+// its store to shared memory.
+__device__ __forceinline__ uint4 ldg_16(const void* src)
+{
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(src), "l"(policy));
+    return v;
+}
+__device__ __forceinline__ void sts_16(uint32_t dst, const uint4& v)
+{
+    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4])
@@ -364,10 +393,33 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     // kBulk: stage s's bytes complete on full[s], which thread 0 set up at the start; the
     // threads of chunk 0 and 1 of each row bring its latent and its RoPE part.
     __shared__ uint64_t full[kBulk ? kStages : 1];
+    // kLdg: the next tile's chunks of this thread's row wait in registers (loaded at the top of
+    // an iteration, stored at its end into the slot the barrier freed): loads into registers
+    // gathered these rows 12 % faster than cp.async at bs64 kv75145's size (bench/gather_probe.cu).
+    uint4 held[kLdg ? kCkvChunks / 8 + 1 : 1];
+    int held_stage = -1;
+    auto store_held = [&] {
+        if constexpr (kLdg) {
+            if (held_stage >= 0) {
+                const uint32_t dst = stage_smem + held_stage * kStageBytes;
+#pragma unroll
+                for (int k = 0; k < kCkvChunks / 8; ++k)
+                    sts_16(dst + swz(crow, csub + 8 * k, kCkvChunks), held[k]);
+                sts_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), held[kCkvChunks / 8]);
+                held_stage = -1;
+            }
+        }
+    };
     auto issue_tile = [&](int stage, int page) {
         const uint32_t dst = stage_smem + stage * kStageBytes;
         const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
-        if constexpr (kBulk) {
+        if constexpr (kLdg) {
+#pragma unroll
+            for (int k = 0; k < kCkvChunks / 8; ++k)
+                held[k] = ldg_16(ckv + (csub + 8 * k) * 8);
+            held[kCkvChunks / 8] = ldg_16(a.kpe_cache + (int64_t)page * kKpe + csub * 8);
+            held_stage = stage;
+        } else if constexpr (kBulk) {
             const uint32_t bar = smem_u32(&full[stage]);
             if (csub == 0) {
                 mbar_expect_bytes(bar, kCkv * 2);
@@ -479,11 +531,12 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     }
     if constexpr (kEarlySetup)
         write_empty_requests(); // under the first copies
+    store_held(); // kLdg: tile 0
 
     for (int j = 0; comp.pos < end; ++j) {
         if constexpr (kBulk)
             mbar_wait(smem_u32(&full[j % kStages]), (j / kStages) & 1);
-        else
+        else if constexpr (!kLdg)
             cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1
         if (issue.pos < end) {
@@ -662,6 +715,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
                 }
             }
         }
+        store_held(); // kLdg: tile j + 1, into tile j - 1's slot, free since the loop's first barrier
         if constexpr (kQAhead) {
             comp = ahead;
             if (ahead.pos < end)
