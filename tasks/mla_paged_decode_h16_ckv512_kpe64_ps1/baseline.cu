@@ -26,7 +26,8 @@
 // page numbers loaded unconditionally, see the loop; 0.994x).  MLA_DECODE_LDG (1, with
 // MLA_DECODE_STAGES 2: each thread loads its chunks of the next tile into registers at the top
 // of an iteration and stores them to shared memory at its end, instead of cp.async; loads into
-// registers gathered these rows 12 % faster than cp.async at bs64 kv75145's size in the probe;
+// registers gathered these rows 12 % faster than cp.async at bs64 kv75145's size in the probe,
+// which has neither the stores to shared memory nor the barriers;
 // 220 registers, no spills; built, not yet timed: off).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
@@ -395,7 +396,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     __shared__ uint64_t full[kBulk ? kStages : 1];
     // kLdg: the next tile's chunks of this thread's row wait in registers (loaded at the top of
     // an iteration, stored at its end into the slot the barrier freed): loads into registers
-    // gathered these rows 12 % faster than cp.async at bs64 kv75145's size (bench/gather_probe.cu).
+    // gathered these rows 12 % faster than cp.async at bs64 kv75145's size in bench/gather_probe.cu,
+    // without this kernel's stores and barriers: to be timed in the kernel itself.
     uint4 held[kLdg ? kCkvChunks / 8 + 1 : 1];
     int held_stage = -1;
     auto store_held = [&] {
