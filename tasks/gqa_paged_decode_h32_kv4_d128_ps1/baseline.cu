@@ -380,6 +380,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         // the old values stayed live and copies into next_page right behind the loads waited for
         // memory (the MLA kernel's ncu, session 29).
         static_assert(!GQA_DECODE_IDX_SMEM, "the load from memory");
+        (void)load_pages; // the shared-memory path it chooses is off
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages);
             issue.advance(a.kv_indptr, end);
