@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     // and the loop reads them there: no global load in the loop to share a scoreboard with.
     const bool idx_local = kIdxWindow > 0 && end - begin <= kIdxWindow;
     const int* s_idx = reinterpret_cast<const int*>(smem + kOffIdx);
-    auto load_pages = [&](const Cursor& c) {
+    [[maybe_unused]] auto load_pages = [&](const Cursor& c) { // unused with GQA_DECODE_PAGE_DIRECT
         if (!idx_local) {
             load_pages_in_memory(c);
             return;
@@ -380,7 +380,6 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         // the old values stayed live and copies into next_page right behind the loads waited for
         // memory (the MLA kernel's ncu, session 29).
         static_assert(!GQA_DECODE_IDX_SMEM, "the load from memory");
-        (void)load_pages; // the shared-memory path it chooses is off
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages);
             issue.advance(a.kv_indptr, end);
