@@ -15,20 +15,15 @@
 // walks them all; MLA_DECODE_NARROW_SLICE: the output dims of each CTA of the one-warp merge used
 // otherwise, 128, 256 or 512),
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
-// every tile).  Measured on an H100 in session 29 and off: MLA_DECODE_IDX_SMEM (1: a run of up
-// to 2,048 tokens copies its page numbers into shared memory with its first tile, so the loop
-// reads them there; 0.992x with 4 stages, 0.995x of plain 3 stages with 3),
-// MLA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main kernel's start, so its
-// CTAs wait resident in the room the main CTAs leave; 0.993x), MLA_DECODE_BULK (1: each row
-// comes by two bulk copies, latent and RoPE, that complete on the stage's mbarrier, instead of
-// nine 16-byte cp.async a thread; rows padded, not swizzled; 0.93-0.95x with 3 to 5 stages, and
-// slower than cp.async in bench/gather_probe.cu too), MLA_DECODE_PAGE_DIRECT (1: the next
-// page numbers loaded unconditionally, see the loop; 0.994x).  MLA_DECODE_LDG (1, with
-// MLA_DECODE_STAGES 2: each thread loads its chunks of the next tile into registers at the top
-// of an iteration and stores them to shared memory at its end, instead of cp.async; loads into
-// registers gathered these rows 12 % faster than cp.async at bs64 kv75145's size in the probe,
-// which has neither the stores to shared memory nor the barriers;
+// every tile), MLA_DECODE_LDG (1, with MLA_DECODE_STAGES 2: each thread loads its chunks of the
+// next tile into registers at the top of an iteration and stores them to shared memory at its
+// end, instead of cp.async; loads into registers gathered these rows 12 % faster than cp.async at
+// bs64 kv75145's size in bench/gather_probe.cu, which has neither the stores nor the barriers;
 // 220 registers, no spills; built, not yet timed: off).
+// Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers
+// in shared memory (0.992x), the merge kernel released at the main kernel's start (0.993x), rows
+// by bulk copies on per-stage mbarriers (0.93-0.95x), the next page numbers loaded
+// unconditionally (0.994x).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -87,20 +82,8 @@
 #ifndef MLA_DECODE_NARROW_SLICE
 #define MLA_DECODE_NARROW_SLICE 128
 #endif
-#ifndef MLA_DECODE_IDX_SMEM
-#define MLA_DECODE_IDX_SMEM 0
-#endif
 #ifndef MLA_DECODE_MERGE_WARPS
 #define MLA_DECODE_MERGE_WARPS 8
-#endif
-#ifndef MLA_DECODE_EARLY_LAUNCH
-#define MLA_DECODE_EARLY_LAUNCH 0
-#endif
-#ifndef MLA_DECODE_BULK
-#define MLA_DECODE_BULK 0
-#endif
-#ifndef MLA_DECODE_PAGE_DIRECT
-#define MLA_DECODE_PAGE_DIRECT 0
 #endif
 #ifndef MLA_DECODE_LDG
 #define MLA_DECODE_LDG 0
@@ -131,27 +114,17 @@ constexpr bool kQAhead = MLA_DECODE_Q_AHEAD != 0;
 constexpr int kMergeWarps = MLA_DECODE_MERGE_WARPS;
 constexpr bool kLatePage = MLA_DECODE_LATE_PAGE != 0;
 constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp merge CTA takes
-constexpr int kIdxWindow = MLA_DECODE_IDX_SMEM ? 2048 : 0; // runs up to this long keep their pages in smem
-static_assert(!MLA_DECODE_IDX_SMEM || MLA_DECODE_EARLY_SETUP == 2, "the page copy rides with tile 0's");
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
-constexpr bool kBulk = MLA_DECODE_BULK != 0;
-constexpr bool kPageDirect = MLA_DECODE_PAGE_DIRECT != 0;
 constexpr bool kLdg = MLA_DECODE_LDG != 0;
-static_assert(!kLdg || (MLA_DECODE_STAGES == 2 && !kBulk && !MLA_DECODE_IDX_SMEM && MLA_DECODE_EARLY_SETUP == 2),
+static_assert(!kLdg || (MLA_DECODE_STAGES == 2 && MLA_DECODE_EARLY_SETUP == 2),
     "MLA_DECODE_LDG holds one tile in registers beside the two in shared memory");
-static_assert(!kPageDirect || (MLA_DECODE_LATE_PAGE && !MLA_DECODE_IDX_SMEM), "the late load from memory");
-static_assert(!kBulk || !MLA_DECODE_IDX_SMEM, "the page copy rides with tile 0's cp.async group");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Shared memory, bytes from the start of the dynamic buffer.
-// With kBulk a row is one bulk copy, which cannot swizzle: rows are padded by one 16-byte chunk
-// instead, so that the eight rows an ldmatrix phase reads still fall in eight bank groups.
-constexpr int kRowPad = kBulk ? 16 : 0;
-constexpr int kCkvRowBytes = kCkv * 2 + kRowPad, kKpeRowBytes = kKpe * 2 + kRowPad;
-constexpr int kCkvTileBytes = kTile * kCkvRowBytes;
-constexpr int kStageBytes = kCkvTileBytes + kTile * kKpeRowBytes;
+constexpr int kCkvTileBytes = kTile * kCkv * 2;
+constexpr int kStageBytes = kTile * (kCkv + kKpe) * 2;
 constexpr int kSStride = kTile + 8; // floats per row of a logit quarter (padded)
 constexpr int kPStride = 5; // 16-byte chunks per P row: 4 used, 1 pad
 constexpr int kOffS = kStages * kStageBytes; // float [4][kHeads][kSStride]
@@ -159,8 +132,7 @@ constexpr int kOffP = kOffS + 4 * kHeads * kSStride * 4; // bf16 [kHeads][kPStri
 constexpr int kOffCorr = kOffP + kHeads * kPStride * 16; // float [kHeads]
 constexpr int kOffM = kOffCorr + kHeads * 4; // float [kHeads]
 constexpr int kOffL = kOffM + kHeads * 4; // float [kHeads]
-constexpr int kOffIdx = kOffL + kHeads * 4; // int [kIdxWindow]: the run's page numbers
-constexpr int kSmemBytes = kOffIdx + kIdxWindow * 4;
+constexpr int kSmemBytes = kOffL + kHeads * 4;
 static_assert(kSmemBytes <= 227 * 1024, "over the sm_90 shared memory per block");
 
 // ------------------------------------------------------------------ PTX wrappers
@@ -183,10 +155,6 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
 #else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 #endif
-}
-__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit()
 {
@@ -244,40 +212,10 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi)
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled array of rows of `row_chunks`
-// chunks (a multiple of 8); with kBulk, in an array of rows padded by one chunk.
+// chunks (a multiple of 8).
 __device__ __forceinline__ uint32_t swz(int row, int chunk, int row_chunks)
 {
-    if constexpr (kBulk)
-        return (uint32_t)((row * (row_chunks + 1) + chunk) << 4);
     return (uint32_t)((row * row_chunks + (chunk ^ (row & 7))) << 4);
-}
-
-// Bulk copies (kBulk): a row lands by the copy engine and completes its bytes on a stage's
-// mbarrier, instead of 16-byte cp.async copies that each thread issues and waits for.
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_bytes(uint32_t bar, int bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar, int parity)
-{
-    asm volatile("{\n.reg .pred done;\nWAIT_FULL:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra WAIT_FULL;\n}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, int bytes, uint32_t bar)
-{
-    uint64_t policy; // read once, as cp_async_16's rows
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, "
-                 "[%3], %4;\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar), "l"(policy)
-                 : "memory");
 }
 
 // How many of the sorted indptr[0 .. n) are <= x (strict: < x), by a 32-way search that one
@@ -337,12 +275,6 @@ struct Cursor {
 __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
-#if MLA_DECODE_EARLY_LAUNCH
-    // The merge's CTAs may take the registers and shared memory this CTA leaves free now: they
-    // read kv_indptr and then wait for this grid's completion at griddepcontrol.wait, so the
-    // merge's launch and first loads come off the end of the call.
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3; // mma groupID / threadID_in_group
     const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;
@@ -384,16 +316,6 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     // tile 0 copied before its request is known, which reads the run's next tokens.
     const int crow = tid >> 3, csub = tid & 7;
     auto page_in_memory = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
-    // With kIdxWindow, a run that short copies its page numbers into shared memory with tile 0,
-    // and the loop reads them there instead of waiting on a load from memory for every tile.
-    const bool idx_local = kIdxWindow > 0 && end - begin <= kIdxWindow;
-    const int* s_idx = reinterpret_cast<const int*>(smem + kOffIdx);
-    auto page_of = [&](const Cursor& c) {
-        return idx_local ? s_idx[c.pos + min(crow, c.tile_len() - 1) - begin] : page_in_memory(c);
-    };
-    // kBulk: stage s's bytes complete on full[s], which thread 0 set up at the start; the
-    // threads of chunk 0 and 1 of each row bring its latent and its RoPE part.
-    __shared__ uint64_t full[kBulk ? kStages : 1];
     // kLdg: the next tile's chunks of this thread's row wait in registers (loaded at the top of
     // an iteration, stored at its end into the slot the barrier freed): loads into registers
     // gathered these rows 12 % faster than cp.async at bs64 kv75145's size in bench/gather_probe.cu,
@@ -421,16 +343,6 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
                 held[k] = ldg_16(ckv + (csub + 8 * k) * 8);
             held[kCkvChunks / 8] = ldg_16(a.kpe_cache + (int64_t)page * kKpe + csub * 8);
             held_stage = stage;
-        } else if constexpr (kBulk) {
-            const uint32_t bar = smem_u32(&full[stage]);
-            if (csub == 0) {
-                mbar_expect_bytes(bar, kCkv * 2);
-                bulk_copy(dst + swz(crow, 0, kCkvChunks), ckv, kCkv * 2, bar);
-            } else if (csub == 1) {
-                mbar_expect_bytes(bar, kKpe * 2);
-                bulk_copy(
-                    dst + kCkvTileBytes + swz(crow, 0, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe, kKpe * 2, bar);
-            }
         } else {
 #pragma unroll
             for (int k = 0; k < kCkvChunks / 8; ++k)
@@ -440,23 +352,10 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
         }
     };
 
-    if constexpr (kBulk) {
-        if (tid == 0) {
-            for (int st = 0; st < kStages; ++st)
-                mbar_init(smem_u32(&full[st]), 2 * kTile); // the arrivals of chunk 0 and 1 of each row
-            // The copy engine completes bytes on these barriers: it must see them set up.
-            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        }
-        __syncthreads();
-    }
     // Tile 0 starts at `begin` whichever request that is in: at kEarlySetup 2 its copies leave
     // before the search for that request, a chain of round trips to kv_indptr.
     if constexpr (kEarlySetup >= 2) {
         issue_tile(0, __ldg(a.kv_indices + min(begin + crow, end - 1)));
-        if (idx_local) {
-            for (int i = tid; i < end - begin; i += kThreads)
-                cp_async_4(smem_u32(s_idx + i), a.kv_indices + begin + i);
-        }
         cp_async_commit();
     }
     const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1; // indptr[b0] <= begin < indptr[b0+1]
@@ -536,9 +435,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     store_held(); // kLdg: tile 0
 
     for (int j = 0; comp.pos < end; ++j) {
-        if constexpr (kBulk)
-            mbar_wait(smem_u32(&full[j % kStages]), (j / kStages) & 1);
-        else if constexpr (!kLdg)
+        if constexpr (!kLdg)
             cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1
         if (issue.pos < end) {
@@ -546,7 +443,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             if constexpr (!kLatePage) {
                 issue.advance(a.kv_indptr, end);
                 if (issue.pos < end)
-                    next_page = page_of(issue);
+                    next_page = page_in_memory(issue);
             }
         }
         cp_async_commit();
@@ -606,18 +503,10 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             // The next tile's page numbers are asked for here, after the barrier, not beside the
             // copies: loads share the warp's few scoreboards, and one issued just before the Q.K
             // products made them wait a round trip to memory every tile (ncu, session 28).
-            if constexpr (kPageDirect) {
-                // Loaded whether or not a tile follows (past the run's end it reads the run's last
-                // page number), so that the load writes next_page itself: loaded under a
-                // condition, the old value stayed live and a copy into next_page right behind the
-                // load waited for memory (20 % of warp samples on bs64 kv75145, ncu, session 29).
-                if (issue.pos < end)
-                    issue.advance(a.kv_indptr, end);
-                next_page = page_in_memory(issue);
-            } else if (issue.pos < end) {
+            if (issue.pos < end) {
                 issue.advance(a.kv_indptr, end);
                 if (issue.pos < end)
-                    next_page = page_of(issue);
+                    next_page = page_in_memory(issue);
             }
         }
 
