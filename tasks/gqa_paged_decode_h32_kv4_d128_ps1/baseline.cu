@@ -7,15 +7,14 @@
 // requests it holds, whose search and loads are round trips to memory; 2: and its first tile's
 // copies leave before the search for its first request), GQA_DECODE_BRANCH_FIRST (1: a
 // segment's first-tile set-up is a real branch, not selects run every tile; off, because with it
-// ptxas spills), GQA_DECODE_IDX_SMEM (1: a run of up to 2,048 tokens copies its page numbers into
-// shared memory with its first tile, so the loop reads them there; 0.995x on an H100, session
-// 29: off), GQA_DECODE_EARLY_LAUNCH (1: the merge kernel is released at the main kernel's start,
-// so its CTAs wait resident in the room the main CTAs leave; 0.979x: off), GQA_DECODE_PAGE_DIRECT
-// (1: the next page numbers loaded unconditionally, see the loop; 0.999x: off),
+// ptxas spills),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose
 // write-back would share DRAM with the reads: 1.08x on an H100 in the kernel lab, session 27).
+// Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers in
+// shared memory (0.995x), the merge kernel released at the main kernel's start (0.979x), the next
+// page numbers loaded unconditionally (0.999x).
 //
 // The op reads 512 bytes of K+V per (token, KV head) and does 8 query heads' worth of work on
 // them, so the kernel is built to keep DRAM busy and to read K/V exactly once:
@@ -58,15 +57,6 @@
 #ifndef GQA_DECODE_BRANCH_FIRST
 #define GQA_DECODE_BRANCH_FIRST 0
 #endif
-#ifndef GQA_DECODE_IDX_SMEM
-#define GQA_DECODE_IDX_SMEM 0
-#endif
-#ifndef GQA_DECODE_EARLY_LAUNCH
-#define GQA_DECODE_EARLY_LAUNCH 0
-#endif
-#ifndef GQA_DECODE_PAGE_DIRECT
-#define GQA_DECODE_PAGE_DIRECT 0
-#endif
 #ifndef GQA_DECODE_EARLY_SETUP
 #define GQA_DECODE_EARLY_SETUP 2
 #endif
@@ -98,8 +88,6 @@ constexpr bool kQAhead = GQA_DECODE_Q_AHEAD != 0;
 constexpr bool kQAheadAll = GQA_DECODE_Q_AHEAD >= 2; // every segment's Q a tile early
 constexpr bool kBranchFirst = GQA_DECODE_BRANCH_FIRST != 0;
 constexpr int kEarlySetup = GQA_DECODE_EARLY_SETUP;
-constexpr int kIdxWindow = GQA_DECODE_IDX_SMEM ? 2048 : 0; // runs up to this long keep their pages in smem
-static_assert(!GQA_DECODE_IDX_SMEM || GQA_DECODE_EARLY_SETUP == 2, "the page copy rides with tile 0's");
 static_assert(kEarlySetup >= 0 && kEarlySetup <= 2, "GQA_DECODE_EARLY_SETUP: 0, 1 or 2");
 constexpr int kPartialStride = kDim + 2; // floats per (slot, head): o[128], m, l
 constexpr float kLog2e = 1.4426950408889634f;
@@ -109,8 +97,7 @@ constexpr int kStageBytes = 2 * kTileBytes;
 constexpr int kMergeStride = kDim + 4; // floats per (warp, head) row of the merge
 constexpr int kOffMerge = kStages * kStageBytes; // float [kWarps][kGroup][kMergeStride]
 constexpr int kOffMl = kOffMerge + kWarps * kGroup * kMergeStride * 4; // float2 [kWarps][kGroup]
-constexpr int kOffIdx = kOffMl + kWarps * kGroup * 8; // int [kIdxWindow]: the run's page numbers
-constexpr int kSmemBytes = kOffIdx + kIdxWindow * 4;
+constexpr int kSmemBytes = kOffMl + kWarps * kGroup * 8;
 static_assert(kSmemBytes <= 113 * 1024, "two CTAs per SM");
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p)
@@ -131,10 +118,6 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src)
 #else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 #endif
-}
-__device__ __forceinline__ void cp_async_4(uint32_t dst, const void* src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit()
 {
@@ -235,10 +218,6 @@ struct Cursor {
 __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
-#if GQA_DECODE_EARLY_LAUNCH
-    // The merge's CTAs may wait resident in the room this CTA leaves (see ks_run).
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
     const int batch = (int)a.batch_size, tokens = (int)a.num_kv_indices;
@@ -282,20 +261,6 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
             next_page[p] = __ldg(a.kv_indices + min(pos + crow + 16 * p, last));
     };
     auto load_pages_in_memory = [&](const Cursor& c) { load_pages_at(c.pos, c.pos + c.tile_len() - 1); };
-    // With kIdxWindow, a run that short copies its page numbers into shared memory with tile 0,
-    // and the loop reads them there: no global load in the loop to share a scoreboard with.
-    const bool idx_local = kIdxWindow > 0 && end - begin <= kIdxWindow;
-    const int* s_idx = reinterpret_cast<const int*>(smem + kOffIdx);
-    [[maybe_unused]] auto load_pages = [&](const Cursor& c) { // unused with GQA_DECODE_PAGE_DIRECT
-        if (!idx_local) {
-            load_pages_in_memory(c);
-            return;
-        }
-        const int last = c.pos + c.tile_len() - 1 - begin;
-#pragma unroll
-        for (int p = 0; p < kRows; ++p)
-            next_page[p] = s_idx[min(c.pos - begin + crow + 16 * p, last)];
-    };
     auto issue_tile = [&](int stage) {
         const uint32_t k_dst = stage_smem + stage * kStageBytes, v_dst = k_dst + kTileBytes;
 #pragma unroll
@@ -317,10 +282,6 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     if constexpr (kFirst == 1) {
         load_pages_at(begin, end - 1);
         issue_tile(0);
-        if (idx_local) {
-            for (int i = tid; i < end - begin; i += kThreads)
-                cp_async_4(smem_u32(s_idx + i), a.kv_indices + begin + i);
-        }
         cp_async_commit();
     }
     const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1;
@@ -332,7 +293,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
 #pragma unroll
     for (int s = kFirst; s < kStages - 1; ++s) {
         if (issue.pos < end) {
-            load_pages_in_memory(issue); // the page copy has not landed yet
+            load_pages_in_memory(issue);
             issue_tile(s);
             issue.advance(a.kv_indptr, end);
         }
@@ -374,25 +335,12 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
     for (int j = 0; comp.pos < end; ++j) {
         cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1 and the merge
-#if GQA_DECODE_PAGE_DIRECT
-        // The page numbers are loaded whether or not a tile follows (past the run's end they read
-        // its last one), so that the loads write next_page themselves: loaded under a condition,
-        // the old values stayed live and copies into next_page right behind the loads waited for
-        // memory (the MLA kernel's ncu, session 29).
-        static_assert(!GQA_DECODE_IDX_SMEM, "the load from memory");
-        if (issue.pos < end) {
-            issue_tile((j + kStages - 1) % kStages);
-            issue.advance(a.kv_indptr, end);
-        }
-        load_pages_in_memory(issue);
-#else
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages);
             issue.advance(a.kv_indptr, end);
             if (issue.pos < end)
-                load_pages(issue);
+                load_pages_in_memory(issue);
         }
-#endif
         cp_async_commit();
 
         const int n = comp.tile_len();
