@@ -68,14 +68,11 @@
 //                 and copies serve eight wgmmas a warpgroup instead of four.  Lab (H100, session
 //                 27): matched, 1.006x (GEMM 1 of T11948 -2 %, of T901 -4 %; three 32 KB stages
 //                 alone: 0.978x).
-//   MOE_RUNNING_ADDR (0) bit 0 GEMM 1, bit 1 GEMM 2: the copies' source addresses (rows and
-//                 scales) are advanced in place a block at a time instead of being worked out
-//                 into fresh registers for every copy: per-line ncu (H100, session 29) found
-//                 8-10 % of the GEMMs' warp samples on instructions that rewrote a register a
-//                 queued cp.async had not yet read.  Lab (H100, session 29), both: 0.991x (GEMM 1
-//                 0.7-3 % faster, GEMM 2 0.7-7 % slower); in a second lab GEMM 1 alone 1.007x and
-//                 both 1.005x, within the lab's spread.  ptxas moves each pointer into one
-//                 shared register pair before its copy, so the waits remain, on those moves.
+//   (Measured and removed in session 29, code in 50ce187: MOE_RUNNING_ADDR, the copies' source
+//   addresses advanced in place a block at a time, after per-line ncu found 8-10 % of the GEMMs'
+//   warp samples on instructions rewriting registers a queued cp.async had not yet read:
+//   0.991x, then 1.007x and 1.005x, within the lab's spread; ptxas moved each address into one
+//   shared register before its copy, so the waits stayed, on those moves.)
 //   (Measured and removed in session 27, code in 22bfd98: a producer warpgroup issuing every copy
 //   by TMA, setmaxnreg 56 / 224: 0.951-0.960x.)
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
@@ -113,9 +110,6 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #endif
 #ifndef MOE_KPAIR
 #define MOE_KPAIR 0
-#endif
-#ifndef MOE_RUNNING_ADDR
-#define MOE_RUNNING_ADDR 0
 #endif
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
@@ -379,7 +373,6 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
 template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
-          bool kRunning = false,
           class RowA, class RowB,
           class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
@@ -402,17 +395,6 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         b_row[i] = kTma ? nullptr : row_b(r0 + kRowStep * i) + chunk * 16;
         // Opaque from here: ptxas would otherwise work the addresses out again every k block.
         asm volatile("" : "+l"(a_row[i]), "+l"(b_row[i]), "+r"(a_bytes[i]));
-    }
-    // kRunning (MOE_RUNNING_ADDR bit 0 for GEMM 1, bit 1 for GEMM 2): each row's source address is advanced in place at the start of a block's
-    // copies, so the register a copy reads is next written a block later.  Worked out afresh
-    // for every copy, the addresses took new registers that the code after the copies reused at
-    // once, and a cp.async waiting in the copy queue had not yet read them: ncu put 8-10 % of
-    // the GEMMs' warp samples on such writes (session 29).
-    uint64_t a_cur[kRowsEach], b_cur[kRowsEach];
-#pragma unroll
-    for (int i = 0; i < (kTma == 2 ? 0 : kRowsEach); ++i) {
-        a_cur[i] = reinterpret_cast<uint64_t>(a_row[i]) + (int64_t)(first - 1) * kAStride;
-        b_cur[i] = reinterpret_cast<uint64_t>(b_row[i]) + (int64_t)(first - 1) * kBPanels * kBlock;
     }
     const int u0 = used - first;  // block kb is the ring's use u0 + kb
     const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
@@ -451,22 +433,13 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
 #pragma unroll
         for (int i = 0; i < (MOE_PROBE == 2 || kTma == 2 ? 0 : kRowsEach); ++i) {
             const uint32_t dst = st + i * kRowStep * 128;
-            const u8 *a, *b;
-            if constexpr (kRunning) {
-                a_cur[i] += kAStride;  // loads come in block order, each block once
-                b_cur[i] += kBPanels * kBlock;
-                a = reinterpret_cast<const u8*>(a_cur[i]);
-                b = reinterpret_cast<const u8*>(b_cur[i]);
-            } else {
-                a = a_row[i] + (unsigned)(kb * kAStride);
-                b = b_row[i] + (unsigned)(kb * kBPanels * kBlock);
-            }
+            const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
             for (int panel = 0; panel < kAPanels; ++panel)
                 cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
 #pragma unroll
             for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
-                cp_async16(dst + (kAPanels + panel) * kPanelBytes, b + panel * kBlock, 16);
+                cp_async16(dst + (kAPanels + panel) * kPanelBytes, b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
         if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
@@ -819,25 +792,19 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                                        : s1 + (t == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
     const int64_t step = t < kTile ? a.seq_len : 1;
     const int scale_bytes = t < kTile ? (tok >= 0 ? 4 : 0) : 4;
-    // MOE_RUNNING_ADDR: advanced in place a block at a time (see gemm_pipeline)
-    uint64_t scale_cur = reinterpret_cast<uint64_t>(scale_src) + (int64_t)(k_first - 1) * kPair1 * step * 4;
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows);
-    gemm_pipeline<kStages1, kPair1, kPair1 * kBlock, kScaleBytes1, MOE_TMA1, 1, kPair1, (MOE_RUNNING_ADDR & 1) != 0>(
+    gemm_pipeline<kStages1, kPair1, kPair1 * kBlock, kScaleBytes1, MOE_TMA1, 1, kPair1>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t dst) {
-            if constexpr ((MOE_RUNNING_ADDR & 1) != 0) scale_cur += kPair1 * step * 4;
 #pragma unroll
             for (int j = 0; j < kPair1; ++j)
                 if (t < kTile + 2)
-                    cp_async_small<4>(dst + 4 * (j * (kTile + 4) + t),
-                                      (MOE_RUNNING_ADDR & 1) ? reinterpret_cast<const float*>(scale_cur) + j * step
-                                                       : scale_src + (kPair1 * kb + j) * step,
-                                      scale_bytes);
+                    cp_async_small<4>(dst + 4 * (j * (kTile + 4) + t), scale_src + (kPair1 * kb + j) * step, scale_bytes);
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
 #pragma unroll
@@ -932,10 +899,6 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     const int t = threadIdx.x;
     const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
     const int scale_bytes = t < kTile ? (t < rows ? 8 : 0) : 4;
-    // MOE_RUNNING_ADDR: advanced in place a block at a time (see gemm_pipeline); two C scales a
-    // block for a row, one W2 scale
-    const int scale_step = t < kTile ? 8 : 4;
-    uint64_t scale_cur = reinterpret_cast<uint64_t>(scale_src) + (int64_t)(k_first - 1) * scale_step;
     // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
     const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
     const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
@@ -944,21 +907,13 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows, kTile / kCluster2);
     const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2, 1,
-                  (MOE_RUNNING_ADDR & 2) != 0>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t dst) {
-            if constexpr ((MOE_RUNNING_ADDR & 2) != 0) {
-                scale_cur += scale_step;
-                const float* src = reinterpret_cast<const float*>(scale_cur);
-                if (t < kTile) cp_async_small<8>(dst + 8 * t, src, scale_bytes);
-                else if (t == kTile) cp_async_small<4>(dst + 8 * kTile, src, 4);
-            } else {
-                if (t < kTile) cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
-                else if (t == kTile) cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
-            }
+            if (t < kTile) cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
+            else if (t == kTile) cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
             // C's scales times W2's: row 0's halves 0 and 1, then row 1's.
