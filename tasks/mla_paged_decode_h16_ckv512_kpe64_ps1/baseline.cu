@@ -15,15 +15,14 @@
 // walks them all; MLA_DECODE_NARROW_SLICE: the output dims of each CTA of the one-warp merge used
 // otherwise, 128, 256 or 512),
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
-// every tile), MLA_DECODE_LDG (1, with MLA_DECODE_STAGES 2: each thread loads its chunks of the
-// next tile into registers at the top of an iteration and stores them to shared memory at its
-// end, instead of cp.async; loads into registers gathered these rows 12 % faster than cp.async at
-// bs64 kv75145's size in bench/gather_probe.cu, which has neither the stores nor the barriers;
-// 220 registers, no spills; built, not yet timed: off).
+// every tile).
 // Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers
 // in shared memory (0.992x), the merge kernel released at the main kernel's start (0.993x), rows
 // by bulk copies on per-stage mbarriers (0.93-0.95x), the next page numbers loaded
-// unconditionally (0.994x).
+// unconditionally (0.994x).  In session 30: the next tile loaded into registers and stored to
+// shared memory at the iteration's end instead of cp.async (0.985x with 2 stages; the code is in
+// 8b0818a), though bench/gather_probe.cu, without the stores and barriers, had gathered these rows
+// 12 % faster that way.
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -85,9 +84,6 @@
 #ifndef MLA_DECODE_MERGE_WARPS
 #define MLA_DECODE_MERGE_WARPS 8
 #endif
-#ifndef MLA_DECODE_LDG
-#define MLA_DECODE_LDG 0
-#endif
 
 namespace {
 
@@ -115,9 +111,6 @@ constexpr int kMergeWarps = MLA_DECODE_MERGE_WARPS;
 constexpr bool kLatePage = MLA_DECODE_LATE_PAGE != 0;
 constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp merge CTA takes
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
-constexpr bool kLdg = MLA_DECODE_LDG != 0;
-static_assert(!kLdg || (MLA_DECODE_STAGES == 2 && MLA_DECODE_EARLY_SETUP == 2),
-    "MLA_DECODE_LDG holds one tile in registers beside the two in shared memory");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
@@ -163,24 +156,6 @@ __device__ __forceinline__ void cp_async_commit()
 template<int kPending> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// kLdg: a 16-byte chunk of a row read once, into registers (evict-first, as cp_async_16's), and
-// its store to shared memory.
-__device__ __forceinline__ uint4 ldg_16(const void* src)
-{
-    uint64_t policy;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(src), "l"(policy));
-    return v;
-}
-__device__ __forceinline__ void sts_16(uint32_t dst, const uint4& v)
-{
-    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-                 : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4])
@@ -316,40 +291,13 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     // tile 0 copied before its request is known, which reads the run's next tokens.
     const int crow = tid >> 3, csub = tid & 7;
     auto page_in_memory = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
-    // kLdg: the next tile's chunks of this thread's row wait in registers (loaded at the top of
-    // an iteration, stored at its end into the slot the barrier freed): loads into registers
-    // gathered these rows 12 % faster than cp.async at bs64 kv75145's size in bench/gather_probe.cu,
-    // without this kernel's stores and barriers: to be timed in the kernel itself.
-    uint4 held[kLdg ? kCkvChunks / 8 + 1 : 1];
-    int held_stage = -1;
-    auto store_held = [&] {
-        if constexpr (kLdg) {
-            if (held_stage >= 0) {
-                const uint32_t dst = stage_smem + held_stage * kStageBytes;
-#pragma unroll
-                for (int k = 0; k < kCkvChunks / 8; ++k)
-                    sts_16(dst + swz(crow, csub + 8 * k, kCkvChunks), held[k]);
-                sts_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), held[kCkvChunks / 8]);
-                held_stage = -1;
-            }
-        }
-    };
     auto issue_tile = [&](int stage, int page) {
         const uint32_t dst = stage_smem + stage * kStageBytes;
         const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
-        if constexpr (kLdg) {
 #pragma unroll
-            for (int k = 0; k < kCkvChunks / 8; ++k)
-                held[k] = ldg_16(ckv + (csub + 8 * k) * 8);
-            held[kCkvChunks / 8] = ldg_16(a.kpe_cache + (int64_t)page * kKpe + csub * 8);
-            held_stage = stage;
-        } else {
-#pragma unroll
-            for (int k = 0; k < kCkvChunks / 8; ++k)
-                cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
-            cp_async_16(
-                dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
-        }
+        for (int k = 0; k < kCkvChunks / 8; ++k)
+            cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
+        cp_async_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
     };
 
     // Tile 0 starts at `begin` whichever request that is in: at kEarlySetup 2 its copies leave
@@ -432,11 +380,9 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     }
     if constexpr (kEarlySetup)
         write_empty_requests(); // under the first copies
-    store_held(); // kLdg: tile 0
 
     for (int j = 0; comp.pos < end; ++j) {
-        if constexpr (!kLdg)
-            cp_async_wait<kStages - 2>();
+        cp_async_wait<kStages - 2>();
         __syncthreads(); // tile j is visible; every warp is done with tile j - 1
         if (issue.pos < end) {
             issue_tile((j + kStages - 1) % kStages, next_page);
@@ -606,7 +552,6 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
                 }
             }
         }
-        store_held(); // kLdg: tile j + 1, into tile j - 1's slot, free since the loop's first barrier
         if constexpr (kQAhead) {
             comp = ahead;
             if (ahead.pos < end)
