@@ -9,15 +9,14 @@
 // segment's first-tile set-up is a real branch, not selects run every tile; off, because with it
 // ptxas spills),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
-// GQA_DECODE_FUSED_MERGE (1: below that, the last of a split request's runs to finish merges that
-// KV head's 8 query heads itself, counted on a device counter per (request, KV head), so no
-// second kernel waits for the whole grid; off, not yet timed),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose
 // write-back would share DRAM with the reads: 1.08x on an H100 in the kernel lab, session 27).
 // Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers in
 // shared memory (0.995x), the merge kernel released at the main kernel's start (0.979x), the next
-// page numbers loaded unconditionally (0.999x).
+// page numbers loaded unconditionally (0.999x).  In session 30 the merge done by each split
+// request's last run to finish, on device counters, instead of the second kernel: 0.990x (with
+// 64-token runs 0.982x; the code is in f7cdc08).
 //
 // The op reads 512 bytes of K+V per (token, KV head) and does 8 query heads' worth of work on
 // them, so the kernel is built to keep DRAM busy and to read K/V exactly once:
@@ -63,9 +62,6 @@
 #ifndef GQA_DECODE_EARLY_SETUP
 #define GQA_DECODE_EARLY_SETUP 2
 #endif
-#ifndef GQA_DECODE_FUSED_MERGE
-#define GQA_DECODE_FUSED_MERGE 0
-#endif
 #ifndef GQA_DECODE_WIDE_MERGE_RUNS
 #define GQA_DECODE_WIDE_MERGE_RUNS 16
 #endif
@@ -96,8 +92,6 @@ constexpr bool kBranchFirst = GQA_DECODE_BRANCH_FIRST != 0;
 constexpr int kEarlySetup = GQA_DECODE_EARLY_SETUP;
 static_assert(kEarlySetup >= 0 && kEarlySetup <= 2, "GQA_DECODE_EARLY_SETUP: 0, 1 or 2");
 constexpr int kPartialStride = kDim + 2; // floats per (slot, head): o[128], m, l
-constexpr bool kFusedMerge = GQA_DECODE_FUSED_MERGE != 0;
-constexpr int kFusedBatch = 1 << 14; // requests the fused merge has counters for
 constexpr float kLog2e = 1.4426950408889634f;
 
 constexpr int kTileBytes = kTile * kDim * 2; // K (or V) of one tile
@@ -223,52 +217,7 @@ struct Cursor {
     }
 };
 
-// kFusedMerge: runs of (request, KV head) that have written their state.  Global variables start
-// at zero when the module loads, and the run that merges a request sets its count back to zero,
-// so every call finds them at zero (calls on one stream run one after another; a call that
-// faults leaves the context unusable anyway).
-__device__ unsigned int g_runs_done[kFusedBatch * kKvHeads];
-
-// The normalised states of `count` runs (slots first_slot ...) of query head `head` (of the
-// kQoHeads), merged by 16 threads: thread sub owns dims 8 sub .. 8 sub + 7.  The partials come
-// from other SMs: read at L2 (ld.cg), not L1.
-__device__ void merge_runs(const float* __restrict__ partials, int64_t first_slot, int count, int64_t head, int sub,
-    ks_bf16_t* __restrict__ output, float* lse)
-{
-    constexpr int64_t kSlotFloats = (int64_t)kQoHeads * kPartialStride;
-    const int h = (int)(head % kQoHeads);
-    const float* part = partials + (first_slot * kQoHeads + h) * kPartialStride + 8 * sub;
-    float m = -CUDART_INF_F, l = 0.0f, acc[8] = {};
-#pragma unroll 2
-    for (int i = 0; i < count; ++i) {
-        const float* slot = part + i * kSlotFloats;
-        const float2 st = __ldcg(reinterpret_cast<const float2*>(slot - 8 * sub + kDim));
-        float2 v[4];
-#pragma unroll
-        for (int d = 0; d < 4; ++d)
-            v[d] = __ldcg(reinterpret_cast<const float2*>(slot + 2 * d));
-        const float mn = fmaxf(m, st.x), keep = exp2f(m - mn), w = st.y * exp2f(st.x - mn);
-        l = l * keep + w;
-        m = mn;
-#pragma unroll
-        for (int d = 0; d < 4; ++d) {
-            acc[2 * d] = acc[2 * d] * keep + w * v[d].x;
-            acc[2 * d + 1] = acc[2 * d + 1] * keep + w * v[d].y;
-        }
-    }
-    const float inv = 1.0f / l;
-    uint4 packed;
-    packed.x = pack_bf16x2(acc[0] * inv, acc[1] * inv);
-    packed.y = pack_bf16x2(acc[2] * inv, acc[3] * inv);
-    packed.z = pack_bf16x2(acc[4] * inv, acc[5] * inv);
-    packed.w = pack_bf16x2(acc[6] * inv, acc[7] * inv);
-    *reinterpret_cast<uint4*>(output + head * kDim + 8 * sub) = packed;
-    if (sub == 0)
-        lse[head] = m + log2f(l);
-}
-
-__global__ void __launch_bounds__(kThreads)
-    gqa_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk, bool fused)
+__global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -512,25 +461,6 @@ __global__ void __launch_bounds__(kThreads)
                     *reinterpret_cast<float2*>(part + d0 + d) = make_float2(acc[d] * inv, acc[d + 1] * inv);
                 if ((tid & 15) == 0)
                     *reinterpret_cast<float2*>(part + kDim) = make_float2(mm, ll);
-                if (kFusedMerge && fused) {
-                    // Release this run's state, then count it; the run that brings the count to
-                    // the request's number of runs merges them (the others have fenced theirs).
-                    __shared__ bool merge_here;
-                    const int first_run = comp.req_begin / chunk;
-                    const int count = (comp.req_end - 1) / chunk - first_run + 1;
-                    unsigned int* done = g_runs_done + (int64_t)comp.b * kKvHeads + kvh;
-                    __threadfence();
-                    __syncthreads();
-                    if (tid == 0)
-                        merge_here = atomicAdd(done, 1u) == (unsigned)count - 1;
-                    __syncthreads();
-                    if (merge_here) {
-                        __threadfence();
-                        merge_runs(partials, (int64_t)comp.b + first_run, count, head, tid & 15, a.output, a.lse);
-                        if (tid == 0)
-                            *done = 0;
-                    }
-                }
             }
         }
         if constexpr (kQAheadAll) {
@@ -679,16 +609,12 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const int64_t runs = tokens > 0 ? (tokens + chunk - 1) / chunk : 1;
 
     float* partials = static_cast<float*>(workspace);
-    // Many runs a request (batch 1 spans them all): 8 warps of a second kernel share each
-    // request's runs.  Otherwise, with kFusedMerge, each split request's last run merges it.
-    const bool wide = runs >= kWideMergeRuns * batch;
-    const bool fused = kFusedMerge && runs > 1 && !wide && batch <= kFusedBatch;
-    gqa_decode_kernel<<<(unsigned)(runs * kKvHeads), kThreads, kSmemBytes, stream>>>(
-        *args, partials, (int)chunk, fused);
+    gqa_decode_kernel<<<(unsigned)(runs * kKvHeads), kThreads, kSmemBytes, stream>>>(*args, partials, (int)chunk);
     cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess && runs > 1 && !fused) {
+    if (err == cudaSuccess && runs > 1) {
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3((unsigned)(batch * kQoHeads));
+        const bool wide = runs >= kWideMergeRuns * batch;
         config.blockDim = dim3(wide ? 256 : 32);
         config.stream = stream;
         cudaLaunchAttribute attr[1];

@@ -15,16 +15,16 @@
 // walks them all; MLA_DECODE_NARROW_SLICE: the output dims of each CTA of the one-warp merge used
 // otherwise, 128, 256 or 512),
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
-// every tile), MLA_DECODE_FUSED_MERGE (1: where the second kernel would take one warp a slice,
-// the last of a split request's runs to finish merges the request itself, counted on a per-request
-// device counter, so no second kernel waits for the whole grid; off, not yet timed).
+// every tile).
 // Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers
 // in shared memory (0.992x), the merge kernel released at the main kernel's start (0.993x), rows
 // by bulk copies on per-stage mbarriers (0.93-0.95x), the next page numbers loaded
 // unconditionally (0.994x).  In session 30: the next tile loaded into registers and stored to
 // shared memory at the iteration's end instead of cp.async (0.985x with 2 stages; the code is in
 // 8b0818a), though bench/gather_probe.cu, without the stores and barriers, had gathered these rows
-// 12 % faster that way.
+// 12 % faster that way; and the merge done by each split request's last run to finish, counted on
+// per-request device counters, instead of the second kernel (0.893x: a request over nine runs is
+// then merged by one SM; the code is in f7cdc08).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -83,9 +83,6 @@
 #ifndef MLA_DECODE_NARROW_SLICE
 #define MLA_DECODE_NARROW_SLICE 128
 #endif
-#ifndef MLA_DECODE_FUSED_MERGE
-#define MLA_DECODE_FUSED_MERGE 0
-#endif
 #ifndef MLA_DECODE_MERGE_WARPS
 #define MLA_DECODE_MERGE_WARPS 8
 #endif
@@ -117,8 +114,6 @@ constexpr bool kLatePage = MLA_DECODE_LATE_PAGE != 0;
 constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp merge CTA takes
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
-constexpr bool kFusedMerge = MLA_DECODE_FUSED_MERGE != 0;
-constexpr int kFusedBatch = 1 << 14; // requests the fused merge has counters for
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -252,72 +247,9 @@ struct Cursor {
     }
 };
 
-// ------------------------------------------------------------------ fused merge
-
-// One run's unnormalised state (o = x, max st.x, sum st.y) added to a running one, rescaled to
-// the larger maximum.
-template<int kVecs>
-__device__ __forceinline__ void add_run_state(
-    float& m, float& l, float4 (&acc)[kVecs], float2 st, const float4 (&x)[kVecs])
-{
-    const float mn = fmaxf(m, st.x), keep = exp2f(m - mn), w = exp2f(st.x - mn);
-    l = fmaf(l, keep, st.y * w);
-    m = mn;
-    // Contracted as the combine kernel always was (its results stay bit for bit).
-#pragma unroll
-    for (int v = 0; v < kVecs; ++v) {
-        acc[v].x = fmaf(x[v].x, w, keep * acc[v].x);
-        acc[v].y = fmaf(x[v].y, w, keep * acc[v].y);
-        acc[v].z = fmaf(x[v].z, w, keep * acc[v].z);
-        acc[v].w = fmaf(x[v].w, w, keep * acc[v].w);
-    }
-}
-
-// kFusedMerge: runs of request b that have written their state.  Global variables start at zero
-// when the module loads, and the run that merges a request sets its count back to zero, so every
-// call finds them at zero (calls on one stream run one after another; a call that faults leaves
-// the context unusable anyway).
-__device__ unsigned int g_runs_done[kFusedBatch];
-
-// The states of request b's `count` runs (slots b + first_run ...), merged by the whole CTA:
-// thread (h, sub) owns dims 4 sub + 64 v (v < 8) of head h, so each slot row is read by 16
-// threads in 256-byte pieces.  The partials come from other SMs: read at L2 (ld.cg), not L1.
-__device__ void merge_runs(
-    const float* __restrict__ partials, int b, int first_run, int count, ks_bf16_t* __restrict__ output, float* lse)
-{
-    constexpr int kVecs = kCkv / 64;
-    constexpr int64_t kSlotFloats = (int64_t)kHeads * kPartialStride;
-    const int h = threadIdx.x >> 4, sub = threadIdx.x & 15;
-    const float* part = partials + ((int64_t)(b + first_run) * kHeads + h) * kPartialStride;
-    float m = -CUDART_INF_F, l = 0.0f;
-    float4 acc[kVecs] = {};
-#pragma unroll 2
-    for (int i = 0; i < count; ++i) {
-        const float* slot = part + i * kSlotFloats;
-        const float2 st = __ldcg(reinterpret_cast<const float2*>(slot + kCkv)); // finite m: a run has tokens
-        float4 x[kVecs];
-#pragma unroll
-        for (int v = 0; v < kVecs; ++v)
-            x[v] = __ldcg(reinterpret_cast<const float4*>(slot + 4 * sub + 64 * v));
-        add_run_state(m, l, acc, st, x);
-    }
-    const float inv = 1.0f / l;
-    ks_bf16_t* out = output + ((int64_t)b * kHeads + h) * kCkv + 4 * sub;
-#pragma unroll
-    for (int v = 0; v < kVecs; ++v) {
-        uint2 packed;
-        packed.x = pack_bf16x2(acc[v].x * inv, acc[v].y * inv);
-        packed.y = pack_bf16x2(acc[v].z * inv, acc[v].w * inv);
-        *reinterpret_cast<uint2*>(out + 64 * v) = packed;
-    }
-    if (sub == 0)
-        lse[(int64_t)b * kHeads + h] = m + log2f(l);
-}
-
 // ------------------------------------------------------------------ main kernel
 
-__global__ void __launch_bounds__(kThreads, 1)
-    mla_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk, bool fused)
+__global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -620,24 +552,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                     part_hi[kCkv] = m_hi;
                     part_hi[kCkv + 1] = l_hi;
                 }
-                if (kFusedMerge && fused) {
-                    // Release this run's state, then count it; the run that brings the count to
-                    // the request's number of runs merges them (the others have fenced theirs).
-                    __shared__ bool merge_here;
-                    const int first_run = comp.req_begin / chunk;
-                    const int count = (comp.req_end - 1) / chunk - first_run + 1;
-                    __threadfence();
-                    __syncthreads();
-                    if (tid == 0)
-                        merge_here = atomicAdd(&g_runs_done[comp.b], 1u) == (unsigned)count - 1;
-                    __syncthreads();
-                    if (merge_here) {
-                        __threadfence();
-                        merge_runs(partials, comp.b, first_run, count, a.output, a.lse);
-                        if (tid == 0)
-                            g_runs_done[comp.b] = 0;
-                    }
-                }
             }
         }
         if constexpr (kQAhead) {
@@ -692,7 +606,16 @@ __global__ void __launch_bounds__(32 * kWarps) mla_decode_combine_kernel(const i
 #pragma unroll
         for (int v = 0; v < kVecs; ++v)
             x[v] = __ldg(reinterpret_cast<const float4*>(slot + d0 + 128 * v));
-        add_run_state(m, l, acc, st, x);
+        const float mn = fmaxf(m, st.x), keep = exp2f(m - mn), w = exp2f(st.x - mn);
+        l = l * keep + st.y * w;
+        m = mn;
+#pragma unroll
+        for (int v = 0; v < kVecs; ++v) {
+            acc[v].x = acc[v].x * keep + w * x[v].x;
+            acc[v].y = acc[v].y * keep + w * x[v].y;
+            acc[v].z = acc[v].z * keep + w * x[v].z;
+            acc[v].w = acc[v].w * keep + w * x[v].w;
+        }
     }
     if constexpr (kWarps > 1) {
         __shared__ float2 warp_ml[kWarps];
@@ -799,14 +722,12 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const int64_t runs = tokens > 0 ? (tokens + chunk - 1) / chunk : 1;
 
     float* partials = static_cast<float*>(workspace);
-    // Many runs a request (batch 1 spans them all): warps of a second kernel share the runs,
-    // 128-dim slices.  Otherwise, with kFusedMerge, each split request's last run merges it.
-    const bool wide = kMergeWarps > 1 && runs >= kWideMergeRuns * batch;
-    const bool fused = kFusedMerge && runs > 1 && !wide && batch <= kFusedBatch;
-    mla_decode_kernel<<<(unsigned)runs, kThreads, kSmemBytes, stream>>>(*args, partials, (int)chunk, fused);
+    mla_decode_kernel<<<(unsigned)runs, kThreads, kSmemBytes, stream>>>(*args, partials, (int)chunk);
     cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess && runs > 1 && !fused) {
+    if (err == cudaSuccess && runs > 1) {
         cudaLaunchConfig_t config = {};
+        // Many runs a request (batch 1 spans them all): warps share the runs, 128-dim slices.
+        const bool wide = kMergeWarps > 1 && runs >= kWideMergeRuns * batch;
         config.gridDim = dim3((unsigned)(batch * kHeads * (kCkv / (wide ? 128 : kNarrowSlice))));
         config.blockDim = dim3(32 * (wide ? kMergeWarps : 1));
         config.stream = stream;
