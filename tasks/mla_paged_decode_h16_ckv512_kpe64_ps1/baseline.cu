@@ -15,7 +15,9 @@
 // walks them all; MLA_DECODE_NARROW_SLICE: the output dims of each CTA of the one-warp merge used
 // otherwise, 128, 256 or 512),
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
-// every tile).
+// every tile), MLA_DECODE_PROBE (0; lab probes, wrong answers by design: 1 streams the copies
+// with the barriers and the softmax but without the Q.K and P.V products, 2 runs everything but
+// the K/V copies, on whatever shared memory holds).
 // Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers
 // in shared memory (0.992x), the merge kernel released at the main kernel's start (0.993x), rows
 // by bulk copies on per-stage mbarriers (0.93-0.95x), the next page numbers loaded
@@ -83,6 +85,9 @@
 #ifndef MLA_DECODE_NARROW_SLICE
 #define MLA_DECODE_NARROW_SLICE 128
 #endif
+#ifndef MLA_DECODE_PROBE
+#define MLA_DECODE_PROBE 0
+#endif
 #ifndef MLA_DECODE_MERGE_WARPS
 #define MLA_DECODE_MERGE_WARPS 8
 #endif
@@ -113,6 +118,8 @@ constexpr int kMergeWarps = MLA_DECODE_MERGE_WARPS;
 constexpr bool kLatePage = MLA_DECODE_LATE_PAGE != 0;
 constexpr int kNarrowSlice = MLA_DECODE_NARROW_SLICE; // output dims a one-warp merge CTA takes
 static_assert(kMergeWarps >= 1 && kMergeWarps <= 32, "1 to 32 merge warps");
+constexpr int kProbe = MLA_DECODE_PROBE;
+static_assert(kProbe >= 0 && kProbe <= 2, "MLA_DECODE_PROBE: 0, 1 or 2");
 constexpr int kWideMergeRuns = 16; // runs a request, on average, from which the merge is shared
 constexpr int kPartialStride = kCkv + 4; // floats per (slot, head): o[512], m, l, pad
 constexpr float kLog2e = 1.4426950408889634f;
@@ -294,6 +301,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     const int crow = tid >> 3, csub = tid & 7;
     auto page_in_memory = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
     auto issue_tile = [&](int stage, int page) {
+        if constexpr (kProbe == 2)
+            return;
         const uint32_t dst = stage_smem + stage * kStageBytes;
         const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
 #pragma unroll
@@ -425,7 +434,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
 
         const uint32_t tile = stage_smem + (j % kStages) * kStageBytes;
         // Q.K^T over this warp's quarter for tokens 16 th .. 16 th + 15 (two n8 tiles).
-        {
+        if constexpr (kProbe != 1) {
             float s[2][4] = {};
             const int krow = 16 * th + (mat >> 1) * 8 + mrow;
 #pragma unroll
@@ -495,7 +504,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
         __syncthreads();
 
         // O[:, this warp's 64 dims] = O * corr + P.V over the tile's 32 tokens.
-        {
+        if constexpr (kProbe != 1) {
             const float c_lo = s_corr[g], c_hi = s_corr[g + 8];
 #pragma unroll
             for (int i = 0; i < kDimsPerWarp / 8; ++i) {
