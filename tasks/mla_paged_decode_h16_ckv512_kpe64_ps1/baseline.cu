@@ -17,13 +17,12 @@
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
 // every tile), MLA_DECODE_PROBE (0; lab probes, wrong answers by design: 1 streams the copies
 // with the barriers and the softmax but without the Q.K and P.V products, 2 runs everything but
-// the K/V copies, on whatever shared memory holds), MLA_DECODE_TILE (tokens a tile, 32; 64 halves
-// the barriers and shared-memory passes a token, with MLA_DECODE_STAGES 2 to fit: the lab probes
-// of session 30 found the arithmetic path at about 1.5 us a 32-token tile; built, not yet timed).
-// Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers
-// in shared memory (0.992x), the merge kernel released at the main kernel's start (0.993x), rows
-// by bulk copies on per-stage mbarriers (0.93-0.95x), the next page numbers loaded
-// unconditionally (0.994x).  In session 30: the next tile loaded into registers and stored to
+// the K/V copies (and the page-number loads that only feed them), on whatever shared memory holds), MLA_DECODE_TILE
+// (tokens a tile, 32; 64 halves the barriers and shared-memory passes a token, with MLA_DECODE_STAGES 2 to fit: the lab
+// probes of session 30 found the arithmetic path at about 1.5 us a 32-token tile; built, not yet timed). Measured on an
+// H100 in session 29 and removed (the code is in 50ce187): a run's page numbers in shared memory (0.992x), the merge
+// kernel released at the main kernel's start (0.993x), rows by bulk copies on per-stage mbarriers (0.93-0.95x), the
+// next page numbers loaded unconditionally (0.994x).  In session 30: the next tile loaded into registers and stored to
 // shared memory at the iteration's end instead of cp.async (0.985x with 2 stages; the code is in
 // 8b0818a), though bench/gather_probe.cu, without the stores and barriers, had gathered these rows
 // 12 % faster that way; and the merge done by each split request's last run to finish, counted on
@@ -304,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
 
     // Copies: thread tid moves chunks (tid & 7) + 8 k of latent row tid >> 3, and RoPE chunk
     // tid & 7 of that row.  Rows past the segment's end hold finite values whose logits are masked
-    // (P = 0): the segment's last token repeated (one row read, not up to 31 more), except in a
+    // (P = 0): the segment's last token repeated (one row read, not up to kTile - 1 more), except in a
     // tile 0 copied before its request is known, which reads the run's next tokens.
     // With 64-token tiles a thread copies rows crow and crow + 32.
     const int crow = tid >> 3, csub = tid & 7;
