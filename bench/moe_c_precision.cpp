@@ -88,8 +88,9 @@ template<class Scale> double blockDot(const double* a, const float* b, int k, Sc
     return acc;
 }
 
-enum Form { Exact, Bf16, Bf16HiLo, Fp8x1, Fp8x2, Fp8x3, Fp8x3LargestFirst, Fp8x3SmallestFirst, kForms };
-constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo", "e4m3 x 1 plane",
+enum Form { Exact, Bf16, Bf16HiLo, F16, Fp8x1, Fp8x2, Fp8x3, Fp8x3LargestFirst, Fp8x3SmallestFirst, kForms };
+constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo",
+    "f16, one scale a 64 columns", "e4m3 x 1 plane",
     "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly", "e4m3 x 3 planes, largest first",
     "e4m3 x 3 planes, smallest first"};
 
@@ -149,6 +150,14 @@ std::vector<double> asSeen(Form form, const std::vector<double>& c)
         } else if (form == Bf16HiLo) {
             const double hi = roundTo(DType::BFloat16, c[i]);
             out[i] = hi + roundTo(DType::BFloat16, c[i] - hi);
+        } else if (form == F16) {
+            // The scale puts each 64 columns' largest element at 2^15, inside f16's range.
+            double amax = 0.0;
+            const std::size_t h = i / kCHalf * kCHalf;
+            for (std::size_t j = h; j < h + kCHalf; ++j)
+                amax = std::max(amax, std::fabs(c[j]));
+            const double scale = amax > 0.0 ? amax / 32768.0 : 1.0;
+            out[i] = roundTo(DType::Float16, c[i] / scale) * scale;
         } else {
             double sum = 0.0;
             for (const auto& plane : planes.plane)
@@ -214,6 +223,8 @@ int main(int argc, char** argv)
                     continue;
                 }
                 const std::vector<double> seen = asSeen(static_cast<Form>(f), c);
+                if (f == F16)
+                    g_accumulatorBits = g_alignBits = 0; // f16 tensor cores accumulate in full fp32
                 for (int h = 0; h < kHidden; ++h)
                     out[f][h] += weight
                         * blockDot(seen.data(), &w2[(std::size_t(e) * kHidden + h) * kInter], kInter, w2Scale(h));
