@@ -544,7 +544,7 @@ struct Plan {
     float* slot_weight; // [T * 8]
     int* row_token;     // [T * 8] token of each row
     float* row_weight;  // [T * 8]
-    u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
+    u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes (MOE_C16: [T * 8][2048] f16)
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
     float* o;           // [T * 8][7168] weighted expert outputs
 #if MOE_TMA1 == 2
@@ -1106,6 +1106,8 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                 for (int j = 0; j < 4; ++j) {
                     e4m3x4_to_f16(r0[j], frag[j][0], frag[j][2]);
                     e4m3x4_to_f16(r1[j], frag[j][1], frag[j][3]);
+                    // Widened before the fence: after it, ptxas would add a warpgroup arrive of its own.
+                    asm volatile("" : "+r"(frag[j][0]), "+r"(frag[j][1]), "+r"(frag[j][2]), "+r"(frag[j][3])::"memory");
                 }
                 ready(part);
                 const uint64_t dc = smem_desc(c_panel + h * kPanelBytes);
