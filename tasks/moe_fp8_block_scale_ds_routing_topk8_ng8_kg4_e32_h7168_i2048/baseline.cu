@@ -973,18 +973,32 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     }
 }
 
+// What both GEMM 2 items start from: the tile's rows, the column block's first hidden column, the
+// item's k blocks, and the local expert's W2 and its scales from that column block's row of blocks.
+struct Gemm2Block {
+    int le, first, rows, n0, k_first, k_last;
+    const u8* w2;
+    const float* s2;
+};
+__device__ __forceinline__ Gemm2Block gemm2_block(const KsArgs& a, const Plan& p, const Item& it)
+{
+    const TileRows tr = tile_rows(p, it.tile);
+    const int n0 = it.col * kTile;
+    return Gemm2Block {tr.le, tr.first, tr.rows, n0, it.first(kInterBlocks), it.last(kInterBlocks),
+                       reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)tr.le * kHidden * kInter,
+                       a.gemm2_weights_scale + ((int64_t)tr.le * kHiddenBlocks + n0 / kBlock) * kInterBlocks};
+}
+
 // Column block `col`: hidden columns 128 col...
 // The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
 [[maybe_unused]] __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
                                            const CUtensorMap* map_c, const CUtensorMap* map_c_small,
                                            const CUtensorMap* map_w2)
 {
-    const TileRows tr = tile_rows(p, it.tile);
-    const int le = tr.le, first = tr.first, rows = tr.rows;
-    const int n0 = it.col * kTile;
-    const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
-    const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
-    const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
+    const Gemm2Block g = gemm2_block(a, p, it);
+    const int le = g.le, first = g.first, rows = g.rows, n0 = g.n0, k_first = g.k_first, k_last = g.k_last;
+    const u8* w2 = g.w2;
+    const float* s2 = g.s2;
     // A stage's scales: thread r < 128 copies row r's two C scales of the block (zeros past the
     // tile's rows), thread 128 W2's block scale.
     const int t = threadIdx.x;
@@ -1067,12 +1081,10 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 [[maybe_unused]] __device__ __forceinline__ void gemm2_item_c16(const KsArgs& a, const Plan& p, const Item& it, u8* smem,
                                                                 int& used)
 {
-    const TileRows tr = tile_rows(p, it.tile);
-    const int le = tr.le, first = tr.first, rows = tr.rows;
-    const int n0 = it.col * kTile;
-    const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
-    const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
-    const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
+    const Gemm2Block g = gemm2_block(a, p, it);
+    const int first = g.first, rows = g.rows, n0 = g.n0, k_first = g.k_first, k_last = g.k_last;
+    const u8* w2 = g.w2;
+    const float* s2 = g.s2;
     // A stage's scales: thread r < 128 copies row r's C scales of the block's two halves to
     // floats r and 128 + r (zeros past the tile's rows), thread 128 W2's block scale to float 256.
     const int t = threadIdx.x;
