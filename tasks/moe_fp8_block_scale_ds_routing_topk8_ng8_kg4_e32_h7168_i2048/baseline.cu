@@ -84,6 +84,11 @@
 //                 widened there and lost, 0.965x).  The host model puts f16 C at 1.0-1.2 % misses
 //                 (2.7 % in its harsher accumulator model) against the planes' 0.06-0.6 % (3.0 %).
 //                 Built, not yet timed.
+//   MOE_C16_SPREAD (off; with MOE_C16) W2's 16-byte chunks placed by chunk ^ spread(row) in
+//                 shared memory instead of the tensor cores' chunk ^ (row & 7) (only this
+//                 kernel's loads read them there): a quarter warp's loads of a W2 fragment read
+//                 rows r and r + 1 at chunks q and 4 + q, which the 128-byte swizzle puts in the
+//                 same four bank groups (two wavefronts instead of one).  Built, not yet timed.
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -124,6 +129,10 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_C16
 #define MOE_C16 0
 #endif
+#ifndef MOE_C16_SPREAD
+#define MOE_C16_SPREAD 0
+#endif
+static_assert(!MOE_C16_SPREAD || MOE_C16, "MOE_C16_SPREAD places MOE_C16's W2 chunks");
 static_assert(!MOE_C16 || !MOE_TMA2, "MOE_C16's GEMM 2 copies its C halves by cp.async");
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
@@ -189,6 +198,12 @@ __device__ __forceinline__ u8* align1024(u8* p)
 }
 
 __device__ __forceinline__ uint32_t swz(int row, int chunk) { return row * 128 + ((chunk ^ (row & 7)) << 4); }
+// MOE_C16_SPREAD's placement of a panel that only ld.shared reads: rows 2i and 2i + 1 get chunk
+// orders whose halves are swapped, so chunks q of one and 4 + q of the other share no bank group.
+__device__ __forceinline__ uint32_t swz_spread(int row, int chunk)
+{
+    return row * 128 + ((chunk ^ (row & 7) ^ ((row & 1) << 2)) << 4);
+}
 
 // Copies `bytes` (16 or 0) of src and zero-fills the rest of the 16.
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes)
@@ -436,13 +451,14 @@ __device__ __forceinline__ void wait_products(Acc& part)
 //
 // Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
 // Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
-// worked out once an item, and a k block's copies are one add each.
+// worked out once an item, and a k block's copies are one add each.  kBSpread places the B
+// panels' chunks by swz_spread (cp.async B panels only).
 //
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
 template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
-          class RowA, class RowB,
+          bool kBSpread = false, class RowA, class RowB,
           class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
                                               CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
@@ -451,7 +467,9 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     static_assert(kBPanels == 1 || kTma == 0, "B panels by TMA come one a stage");
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
     const int chunk = threadIdx.x & 7, r0 = threadIdx.x >> 3;
+    static_assert(!kBSpread || kTma == 0, "the TMA unit writes the tensor cores' swizzle");
     const uint32_t ring = smem_u32(smem), mine = swz(r0, chunk);
+    const int b_moved = kBSpread ? (int)swz_spread(r0, chunk) - (int)mine : 0;  // rows r0 + 32 i alike
     // A zero row copies no bytes, from row 0 (which every item has) so that the address is real.
     const u8* a_row[kRowsEach];
     const u8* b_row[kRowsEach];
@@ -508,7 +526,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
                 cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
 #pragma unroll
             for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
-                cp_async16(dst + (kAPanels + panel) * kPanelBytes, b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
+                cp_async16(dst + b_moved + (kAPanels + panel) * kPanelBytes, b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
         if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
@@ -1093,10 +1111,11 @@ __device__ __forceinline__ Gemm2Block gemm2_block(const KsArgs& a, const Plan& p
     // This thread's two W2 rows in the panel, and its 16 bytes of each in a k half.
     const int lane = t & 31, q = lane & 3;
     const int w_row0 = acc_row(0), w_row1 = acc_row(2);
+    const auto w_chunk = [](int row, int chunk) { return MOE_C16_SPREAD ? swz_spread(row, chunk) : swz(row, chunk); };
     Acc acc, part;  // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    gemm_pipeline<kStages2, 2, 2 * kBlock, kScaleBytes2>(
+    gemm_pipeline<kStages2, 2, 2 * kBlock, kScaleBytes2, 0, 1, 1, MOE_C16_SPREAD>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
@@ -1115,10 +1134,10 @@ __device__ __forceinline__ Gemm2Block gemm2_block(const KsArgs& a, const Plan& p
                 uint4 v0, v1;
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                              : "=r"(v0.x), "=r"(v0.y), "=r"(v0.z), "=r"(v0.w)
-                             : "r"(w_panel + swz(w_row0, 4 * h + q)));
+                             : "r"(w_panel + w_chunk(w_row0, 4 * h + q)));
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                              : "=r"(v1.x), "=r"(v1.y), "=r"(v1.z), "=r"(v1.w)
-                             : "r"(w_panel + swz(w_row1, 4 * h + q)));
+                             : "r"(w_panel + w_chunk(w_row1, 4 * h + q)));
                 const uint32_t r0[4] = {v0.x, v0.y, v0.z, v0.w}, r1[4] = {v1.x, v1.y, v1.z, v1.w};
                 uint32_t frag[4][4];
 #pragma unroll
