@@ -17,17 +17,19 @@
 // MLA_DECODE_BRANCH_FIRST (1: a segment's first-tile set-up is a real branch, not selects run
 // every tile), MLA_DECODE_PROBE (0; lab probes, wrong answers by design: 1 streams the copies
 // with the barriers and the softmax but without the Q.K and P.V products, 2 runs everything but
-// the K/V copies (and the page-number loads that only feed them), on whatever shared memory holds), MLA_DECODE_TILE
-// (tokens a tile, 32; 64 halves the barriers and shared-memory passes a token, with MLA_DECODE_STAGES 2 to fit: the lab
-// probes of session 30 found the arithmetic path at about 1.5 us a 32-token tile; built, not yet timed). Measured on an
-// H100 in session 29 and removed (the code is in 50ce187): a run's page numbers in shared memory (0.992x), the merge
-// kernel released at the main kernel's start (0.993x), rows by bulk copies on per-stage mbarriers (0.93-0.95x), the
-// next page numbers loaded unconditionally (0.994x).  In session 30: the next tile loaded into registers and stored to
+// the K/V copies (and the page-number loads that only feed them), on whatever shared memory
+// holds).
+// Measured on an H100 in session 29 and removed (the code is in 50ce187): a run's page numbers
+// in shared memory (0.992x), the merge kernel released at the main kernel's start (0.993x), rows
+// by bulk copies on per-stage mbarriers (0.93-0.95x), the next page numbers loaded
+// unconditionally (0.994x).  In session 30: the next tile loaded into registers and stored to
 // shared memory at the iteration's end instead of cp.async (0.985x with 2 stages; the code is in
 // 8b0818a), though bench/gather_probe.cu, without the stores and barriers, had gathered these rows
 // 12 % faster that way; and the merge done by each split request's last run to finish, counted on
 // per-request device counters, instead of the second kernel (0.893x: a request over nine runs is
-// then merged by one SM; the code is in f7cdc08).
+// then merged by one SM; the code is in f7cdc08).  In session 32: 64-token tiles with 2 stages,
+// half the barriers and shared-memory passes a token (0.945x; 2 stages of 32-token tiles alone
+// 1.003x; the code is in 7126b30).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
@@ -86,9 +88,6 @@
 #ifndef MLA_DECODE_NARROW_SLICE
 #define MLA_DECODE_NARROW_SLICE 128
 #endif
-#ifndef MLA_DECODE_TILE
-#define MLA_DECODE_TILE 32
-#endif
 #ifndef MLA_DECODE_PROBE
 #define MLA_DECODE_PROBE 0
 #endif
@@ -106,10 +105,7 @@ static_assert(KS_PAGE_SIZE == 1, "one token per page");
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTile = MLA_DECODE_TILE; // tokens per tile: 8 threads copy each row
-static_assert(kTile == 32 || kTile == 64, "MLA_DECODE_TILE: 32 or 64");
-constexpr int kRowsPerThread = kTile / 32; // rows a thread copies, 32 apart
-constexpr int kTokensPerThread = kTile / 16; // softmax: tokens a thread of a head's half-warp takes
+constexpr int kTile = 32; // tokens per tile: 8 threads copy each row
 constexpr int kStages = MLA_DECODE_STAGES;
 static_assert(kStages >= 2 && kStages <= 5, "ring of 2 to 5 stages (shared memory)");
 constexpr int kCkvChunks = kCkv / 8; // 16-byte chunks per latent row (64)
@@ -135,7 +131,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kCkvTileBytes = kTile * kCkv * 2;
 constexpr int kStageBytes = kTile * (kCkv + kKpe) * 2;
 constexpr int kSStride = kTile + 8; // floats per row of a logit quarter (padded)
-constexpr int kPStride = kTile / 8 + 1; // 16-byte chunks per P row: kTile / 8 used, 1 pad
+constexpr int kPStride = 5; // 16-byte chunks per P row: 4 used, 1 pad
 constexpr int kOffS = kStages * kStageBytes; // float [4][kHeads][kSStride]
 constexpr int kOffP = kOffS + 4 * kHeads * kSStride * 4; // bf16 [kHeads][kPStride * 8]
 constexpr int kOffCorr = kOffP + kHeads * kPStride * 16; // float [kHeads]
@@ -303,44 +299,25 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
 
     // Copies: thread tid moves chunks (tid & 7) + 8 k of latent row tid >> 3, and RoPE chunk
     // tid & 7 of that row.  Rows past the segment's end hold finite values whose logits are masked
-    // (P = 0): the segment's last token repeated (one row read, not up to kTile - 1 more), except in a
+    // (P = 0): the segment's last token repeated (one row read, not up to 31 more), except in a
     // tile 0 copied before its request is known, which reads the run's next tokens.
-    // With 64-token tiles a thread copies rows crow and crow + 32.
     const int crow = tid >> 3, csub = tid & 7;
-    struct Pages {
-        int p[kRowsPerThread];
-    };
-    auto page_in_memory = [&](const Cursor& c) {
-        Pages r;
-#pragma unroll
-        for (int i = 0; i < kRowsPerThread; ++i)
-            r.p[i] = __ldg(a.kv_indices + c.pos + min(crow + 32 * i, c.tile_len() - 1));
-        return r;
-    };
-    auto issue_tile = [&](int stage, const Pages& pages) {
+    auto page_in_memory = [&](const Cursor& c) { return __ldg(a.kv_indices + c.pos + min(crow, c.tile_len() - 1)); };
+    auto issue_tile = [&](int stage, int page) {
         if constexpr (kProbe == 2)
             return;
+        const uint32_t dst = stage_smem + stage * kStageBytes;
+        const ks_bf16_t* ckv = a.ckv_cache + (int64_t)page * kCkv;
 #pragma unroll
-        for (int i = 0; i < kRowsPerThread; ++i) {
-            const int row = crow + 32 * i;
-            const uint32_t dst = stage_smem + stage * kStageBytes;
-            const ks_bf16_t* ckv = a.ckv_cache + (int64_t)pages.p[i] * kCkv;
-#pragma unroll
-            for (int k = 0; k < kCkvChunks / 8; ++k)
-                cp_async_16(dst + swz(row, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
-            cp_async_16(
-                dst + kCkvTileBytes + swz(row, csub, kKpeChunks), a.kpe_cache + (int64_t)pages.p[i] * kKpe + csub * 8);
-        }
+        for (int k = 0; k < kCkvChunks / 8; ++k)
+            cp_async_16(dst + swz(crow, csub + 8 * k, kCkvChunks), ckv + (csub + 8 * k) * 8);
+        cp_async_16(dst + kCkvTileBytes + swz(crow, csub, kKpeChunks), a.kpe_cache + (int64_t)page * kKpe + csub * 8);
     };
 
     // Tile 0 starts at `begin` whichever request that is in: at kEarlySetup 2 its copies leave
     // before the search for that request, a chain of round trips to kv_indptr.
     if constexpr (kEarlySetup >= 2) {
-        Pages first;
-#pragma unroll
-        for (int i = 0; i < kRowsPerThread; ++i)
-            first.p[i] = __ldg(a.kv_indices + min(begin + crow + 32 * i, end - 1));
-        issue_tile(0, first);
+        issue_tile(0, __ldg(a.kv_indices + min(begin + crow, end - 1)));
         cp_async_commit();
     }
     const int b0 = warp_count_le(a.kv_indptr, batch + 1, begin, false) - 1; // indptr[b0] <= begin < indptr[b0+1]
@@ -349,14 +326,14 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
     comp = issue;
 
     // Prologue: tiles 0 .. kStages - 2 in flight, the page of tile kStages - 1 on its way.
-    Pages next_page = {};
+    int next_page = 0;
     if constexpr (kEarlySetup) {
         // Every prologue page is asked for before the first is used: one round trip to memory
         // ahead of the first copy instead of one a tile.
         constexpr int kFirst = kEarlySetup >= 2 ? 1 : 0; // tile 0 already on its way
         if constexpr (kFirst == 1)
             issue.advance(a.kv_indptr, end);
-        Pages pages[kStages - 1];
+        int pages[kStages - 1];
         int tiles = kFirst;
 #pragma unroll
         for (int s = kFirst; s < kStages - 1; ++s) {
@@ -366,7 +343,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
                 tiles = s + 1;
             }
         }
-        next_page = issue.pos < end ? page_in_memory(issue) : Pages {};
+        next_page = issue.pos < end ? page_in_memory(issue) : 0;
 #pragma unroll
         for (int s = kFirst; s < kStages - 1; ++s) {
             if (s < tiles)
@@ -382,12 +359,12 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             }
             cp_async_commit();
         }
-        next_page = issue.pos < end ? page_in_memory(issue) : Pages {};
+        next_page = issue.pos < end ? page_in_memory(issue) : 0;
     }
 
     const float scale_log2 = a.sm_scale * kLog2e;
     const int dg = warp & 3, th = warp >> 2; // Q.K: dim quarter, token half
-    const int sh = tid >> 4, stp = tid & 15; // softmax: head, token group
+    const int sh = tid >> 4, stp = tid & 15; // softmax: head, token pair
     const int mrow = lane & 7, mat = lane >> 3;
     uint32_t qa[kQuarterSteps][4];
     float o[kDimsPerWarp / 8][4];
@@ -459,27 +436,24 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
         }
 
         const uint32_t tile = stage_smem + (j % kStages) * kStageBytes;
-        // Q.K^T over this warp's quarter for its half of the tile's tokens (n8 tiles of 8 tokens).
+        // Q.K^T over this warp's quarter for tokens 16 th .. 16 th + 15 (two n8 tiles).
         if constexpr (kProbe != 1) {
-            float s[kTile / 16][4] = {};
+            float s[2][4] = {};
+            const int krow = 16 * th + (mat >> 1) * 8 + mrow;
 #pragma unroll
             for (int ks = 0; ks < kQuarterSteps; ++ks) {
                 const int c = (dg * kQuarterSteps + ks) * 2 + (mat & 1);
-#pragma unroll
-                for (int tg = 0; tg < kTile / 32; ++tg) { // 16-token groups of this warp's half
-                    const int krow = kTile / 2 * th + 16 * tg + (mat >> 1) * 8 + mrow;
-                    uint32_t b[4];
-                    ldmatrix_x4(c < kCkvChunks ? tile + swz(krow, c, kCkvChunks)
-                                               : tile + kCkvTileBytes + swz(krow, c - kCkvChunks, kKpeChunks),
-                        b);
-                    mma_16816(s[2 * tg], qa[ks], b[0], b[1]);
-                    mma_16816(s[2 * tg + 1], qa[ks], b[2], b[3]);
-                }
+                uint32_t b[4];
+                ldmatrix_x4(c < kCkvChunks ? tile + swz(krow, c, kCkvChunks)
+                                           : tile + kCkvTileBytes + swz(krow, c - kCkvChunks, kKpeChunks),
+                    b);
+                mma_16816(s[0], qa[ks], b[0], b[1]);
+                mma_16816(s[1], qa[ks], b[2], b[3]);
             }
             float* part = s_part + dg * kHeads * kSStride;
 #pragma unroll
-            for (int h = 0; h < kTile / 16; ++h) {
-                const int tok = kTile / 2 * th + 8 * h + 2 * t;
+            for (int h = 0; h < 2; ++h) {
+                const int tok = 16 * th + 8 * h + 2 * t;
                 *reinterpret_cast<float2*>(part + g * kSStride + tok) = make_float2(s[h][0], s[h][1]);
                 *reinterpret_cast<float2*>(part + (g + 8) * kSStride + tok) = make_float2(s[h][2], s[h][3]);
             }
@@ -496,41 +470,27 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
             }
         }
 
-        // Softmax: half-warp per head, kTokensPerThread tokens per thread (pairs of them).
+        // Softmax: half-warp per head, two tokens per thread.
         {
-            constexpr int kPairs = kTokensPerThread / 2;
-            float2 x[kPairs];
+            float2 x = make_float2(0.0f, 0.0f);
 #pragma unroll
-            for (int pr = 0; pr < kPairs; ++pr) {
-                const int tok = kTokensPerThread * stp + 2 * pr;
-                x[pr] = make_float2(0.0f, 0.0f);
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    const float2 v = *reinterpret_cast<const float2*>(s_part + (q * kHeads + sh) * kSStride + tok);
-                    x[pr].x += v.x;
-                    x[pr].y += v.y;
-                }
-                x[pr].x = tok < n ? x[pr].x * scale_log2 : -CUDART_INF_F;
-                x[pr].y = tok + 1 < n ? x[pr].y * scale_log2 : -CUDART_INF_F;
+            for (int q = 0; q < 4; ++q) {
+                const float2 v = *reinterpret_cast<const float2*>(s_part + (q * kHeads + sh) * kSStride + 2 * stp);
+                x.x += v.x;
+                x.y += v.y;
             }
-            float mx = fmaxf(x[0].x, x[0].y);
-#pragma unroll
-            for (int pr = 1; pr < kPairs; ++pr)
-                mx = fmaxf(mx, fmaxf(x[pr].x, x[pr].y));
+            x.x = 2 * stp < n ? x.x * scale_log2 : -CUDART_INF_F;
+            x.y = 2 * stp + 1 < n ? x.y * scale_log2 : -CUDART_INF_F;
+            float mx = fmaxf(x.x, x.y);
 #pragma unroll
             for (int off = 8; off > 0; off >>= 1)
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
             const float m_new = fmaxf(run_m, mx); // finite: a tile has at least one token
             const float corr = exp2f(run_m - m_new);
+            const float p0 = exp2f(x.x - m_new), p1 = exp2f(x.y - m_new);
             run_m = m_new;
-            run_l = run_l * corr;
-#pragma unroll
-            for (int pr = 0; pr < kPairs; ++pr) {
-                const float p0 = exp2f(x[pr].x - m_new), p1 = exp2f(x[pr].y - m_new);
-                run_l = run_l + p0 + p1;
-                *reinterpret_cast<uint32_t*>(
-                    smem + kOffP + sh * kPStride * 16 + (kTokensPerThread * stp + 2 * pr) * 2) = pack_bf16x2(p0, p1);
-            }
+            run_l = run_l * corr + p0 + p1;
+            *reinterpret_cast<uint32_t*>(smem + kOffP + sh * kPStride * 16 + stp * 4) = pack_bf16x2(p0, p1);
             if (stp == 0)
                 s_corr[sh] = corr;
             if (last) {
@@ -546,7 +506,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_kernel(KsArgs a, float
         }
         __syncthreads();
 
-        // O[:, this warp's 64 dims] = O * corr + P.V over the tile's kTile tokens.
+        // O[:, this warp's 64 dims] = O * corr + P.V over the tile's 32 tokens.
         if constexpr (kProbe != 1) {
             const float c_lo = s_corr[g], c_hi = s_corr[g + 8];
 #pragma unroll

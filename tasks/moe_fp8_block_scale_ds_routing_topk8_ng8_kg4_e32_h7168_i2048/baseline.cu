@@ -75,20 +75,12 @@
 //   shared register before its copy, so the waits stayed, on those moves.)
 //   (Measured and removed in session 27, code in 22bfd98: a producer warpgroup issuing every copy
 //   by TMA, setmaxnreg 56 / 224: 0.951-0.960x.)
-//   MOE_C16       (off) C as one f16 plane (one scale a row and 64 columns) instead of three e4m3
-//                 planes, and GEMM 2 as O^T = W2 C^T on f16 wgmma (m64n128k16) with W2 as the
-//                 register operand, widened from e4m3 by integer operations (exact; each value
-//                 times 2^-8, undone in the promotion), C^T read from shared memory: two units of
-//                 tensor work a product instead of the planes' three, 4 KB of C a row instead of
-//                 6 KB, and no widened copy of W2 in shared memory (session 27's f16 variant
-//                 widened there and lost, 0.965x).  The host model puts f16 C at 1.0-1.2 % misses
-//                 (2.7 % in its harsher accumulator model) against the planes' 0.06-0.6 % (3.0 %).
-//                 Built, not yet timed.
-//   MOE_C16_SPREAD (off; with MOE_C16) W2's 16-byte chunks placed by chunk ^ spread(row) in
-//                 shared memory instead of the tensor cores' chunk ^ (row & 7) (only this
-//                 kernel's loads read them there): a quarter warp's loads of a W2 fragment read
-//                 rows r and r + 1 at chunks q and 4 + q, which the 128-byte swizzle puts in the
-//                 same four bank groups (two wavefronts instead of one).  Built, not yet timed.
+//   (Measured and removed in session 32, code in 7126b30: MOE_C16, C as one f16 plane with a
+//   scale a row and 64 columns, and GEMM 2 as O^T = W2 C^T on f16 wgmma with W2 widened from
+//   e4m3 in registers: 0.928x, and 0.940x with W2's fragment loads free of bank conflicts
+//   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
+//   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
+//   planes' scaling: the tensor work saved goes to those instructions.)
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -96,7 +88,6 @@
 
 #include <cuda.h>  // CUtensorMap and its encoder's signature (reached through the runtime)
 #include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <algorithm>
@@ -126,14 +117,6 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_KPAIR
 #define MOE_KPAIR 0
 #endif
-#ifndef MOE_C16
-#define MOE_C16 0
-#endif
-#ifndef MOE_C16_SPREAD
-#define MOE_C16_SPREAD 0
-#endif
-static_assert(!MOE_C16_SPREAD || MOE_C16, "MOE_C16_SPREAD places MOE_C16's W2 chunks");
-static_assert(!MOE_C16 || !MOE_TMA2, "MOE_C16's GEMM 2 copies its C halves by cp.async");
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
@@ -164,13 +147,9 @@ constexpr int kUpCols = 64;                        // gemm1: 64 up and 64 gate c
 constexpr int kCPlanes = 3;                        // C ~ s (q0 + q1 + q2)
 constexpr int kCHalf = 64;                         // C's scale covers 64 columns (one gemm1 tile)
 constexpr int kCScales = kInter / kCHalf;          // 32 a row
-// A row of C: per k block, its three planes (MOE_C16: its 128 f16 values, each 64-column half in
-// the order c16_position gives).
-constexpr int kCRowBytes = MOE_C16 ? kInter * 2 : kInter * kCPlanes;
-constexpr float kF16Top = 32768.0f;                // MOE_C16: C's scale maps a half's largest |C| here
+constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
 constexpr int kCBoxRows = 32;                      // TMA knobs: the rows a copy brings to a small tile
-// gemm2's three 64 KB stages fill shared memory; MOE_C16's stages hold 48 KB (two C halves, W2).
-constexpr int kStages1 = MOE_KPAIR ? 3 : MOE_STAGES1, kStages2 = MOE_C16 ? 4 : 3;
+constexpr int kStages1 = MOE_KPAIR ? 3 : MOE_STAGES1, kStages2 = 3;  // gemm2's three 64 KB stages fill shared memory
 constexpr int kAlignSlack = 1024;
 constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
 // A stage's scales, after the ring's panels: gemm1 the 128 rows' token scales, then the up and gate
@@ -182,8 +161,7 @@ constexpr int kGemm1Ring = kStages1 * (2 * kPair1 * kPanelBytes + kScaleBytes1);
 constexpr int kStageRow = 208;
 constexpr int kGemm1Smem = kGemm1Ring + kTile * kStageRow + kAlignSlack;
 static_assert(kStages1 >= 2 && kGemm1Smem + 1024 <= 227 * 1024, "gemm1's ring and its static arrays must fit");
-constexpr int kGemm2Panels = MOE_C16 ? 3 : kCPlanes + 1;  // a stage: 3 C planes and W2, or 2 C halves and W2
-constexpr int kGemm2Smem = kStages2 * (kGemm2Panels * kPanelBytes + kScaleBytes2) + kAlignSlack;
+constexpr int kGemm2Smem = kStages2 * ((kCPlanes + 1) * kPanelBytes + kScaleBytes2) + kAlignSlack;  // 3 planes, B
 static_assert(kGemm2Smem + 1024 <= 227 * 1024, "gemm2's ring and its static arrays must fit");
 constexpr float kE4m3Max = 448.0f;
 constexpr float kTinyC = 1e-30f;
@@ -198,12 +176,6 @@ __device__ __forceinline__ u8* align1024(u8* p)
 }
 
 __device__ __forceinline__ uint32_t swz(int row, int chunk) { return row * 128 + ((chunk ^ (row & 7)) << 4); }
-// MOE_C16_SPREAD's placement of a panel that only ld.shared reads: rows 2i and 2i + 1 get chunk
-// orders whose halves are swapped, so chunks q of one and 4 + q of the other share no bank group.
-__device__ __forceinline__ uint32_t swz_spread(int row, int chunk)
-{
-    return row * 128 + ((chunk ^ (row & 7) ^ ((row & 1) << 2)) << 4);
-}
 
 // Copies `bytes` (16 or 0) of src and zero-fills the rest of the 16.
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes)
@@ -340,56 +312,6 @@ __device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint6
         : "l"(da), "l"(db), "r"((int)accumulate));
 }
 
-// MOE_C16's product: d (+)= A B^T with A, 64 rows x 16 k of f16, from this thread's registers (a
-// warp's 16 rows as mma.m16n8k16 holds them: a[0] row g, k 2q and 2q + 1; a[1] row g + 8; a[2]
-// and a[3] the same at k + 8, for g = lane / 4, q = lane % 4) and B, 128 rows x 16 k, k-major
-// in shared memory.
-[[maybe_unused]] __device__ __forceinline__ void wgmma_f16_rs_m64n128k16(Acc& d, const uint32_t (&a)[4], uint64_t db,
-                                                                         bool accumulate)
-{
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"((int)accumulate));
-}
-
-// Four e4m3 values (the bytes of w, lowest first) as f16 pairs, each value times 2^-8, exactly:
-// a byte moved into a half's high byte has e4m3's exponent and mantissa one bit left of f16's
-// fields, so one shift puts them there (f16's exponent bias is 8 more than e4m3's, hence 2^-8;
-// e4m3's subnormals land on f16's) and the sign stays where it is.  Integer operations: the
-// conversion instruction runs on a slow pipe (session 27).
-[[maybe_unused]] __device__ __forceinline__ void e4m3x4_to_f16(uint32_t w, uint32_t& lo, uint32_t& hi)
-{
-    const uint32_t x0 = __byte_perm(w, 0u, 0x1404), x1 = __byte_perm(w, 0u, 0x3424);
-    lo = ((x0 >> 1) & 0x3f803f80u) | (x0 & 0x80008000u);
-    hi = ((x1 >> 1) & 0x3f803f80u) | (x1 & 0x80008000u);
-}
-constexpr float kF16Widened = 256.0f;  // what e4m3x4_to_f16's values are multiplied by to be W2's
-
-// MOE_C16: where natural column c of a 64-column half of C is stored.  A thread's register
-// fragment of W2 for the half's four k16 steps is then one 16-byte piece of each of its two rows:
-// step j's k 2q + b and 2q + 8 + b (q = lane % 4) are W2's k 16q + 4j + b and 16q + 4j + 2 + b.
-__host__ __device__ constexpr int c16_position(int c)
-{
-    return 16 * ((c >> 2) & 3) + 2 * (c >> 4) + 8 * ((c >> 1) & 1) + (c & 1);
-}
-static_assert(c16_position(0) == 0 && c16_position(1) == 1 && c16_position(2) == 8 && c16_position(4) == 16 &&
-                  c16_position(16) == 2 && c16_position(63) == 63,
-              "a permutation of the half's 64 columns");
-
 // Ties the accumulator registers to this point of the program.  Neither the fence nor the wait
 // names them, so without it the compiler may sink their zeroing below the fence (ptxas then
 // injects a warpgroup.arrive of its own) or hoist their reads above the wait.
@@ -451,14 +373,13 @@ __device__ __forceinline__ void wait_products(Acc& part)
 //
 // Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
 // Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
-// worked out once an item, and a k block's copies are one add each.  kBSpread places the B
-// panels' chunks by swz_spread (cp.async B panels only).
+// worked out once an item, and a k block's copies are one add each.
 //
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
 template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
-          bool kBSpread = false, class RowA, class RowB,
+          class RowA, class RowB,
           class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
                                               CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
@@ -467,9 +388,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     static_assert(kBPanels == 1 || kTma == 0, "B panels by TMA come one a stage");
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
     const int chunk = threadIdx.x & 7, r0 = threadIdx.x >> 3;
-    static_assert(!kBSpread || kTma == 0, "the TMA unit writes the tensor cores' swizzle");
     const uint32_t ring = smem_u32(smem), mine = swz(r0, chunk);
-    const int b_moved = kBSpread ? (int)swz_spread(r0, chunk) - (int)mine : 0;  // rows r0 + 32 i alike
     // A zero row copies no bytes, from row 0 (which every item has) so that the address is real.
     const u8* a_row[kRowsEach];
     const u8* b_row[kRowsEach];
@@ -526,7 +445,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
                 cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
 #pragma unroll
             for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
-                cp_async16(dst + b_moved + (kAPanels + panel) * kPanelBytes, b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
+                cp_async16(dst + (kAPanels + panel) * kPanelBytes, b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
         if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
@@ -569,7 +488,7 @@ struct Plan {
     float* slot_weight; // [T * 8]
     int* row_token;     // [T * 8] token of each row
     float* row_weight;  // [T * 8]
-    u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes (MOE_C16: [T * 8][2048] f16)
+    u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
     float* o;           // [T * 8][7168] weighted expert outputs
 #if MOE_TMA1 == 2
@@ -937,29 +856,7 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
         amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
         const int r = acc_row(2 * h);
         if (amax[h] < kTinyC) amax[h] = 0.0f;  // 448 / amax would overflow: such a C counts as zero
-        if (r < rows && (threadIdx.x & 3) == 0)
-            p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / (MOE_C16 ? kF16Top : kE4m3Max);
-    }
-    if constexpr (MOE_C16) {
-        // One f16 plane, the half's columns in c16_position's order, staged as the planes are.
-#pragma unroll
-        for (int idx = 0; idx < 32; idx += 2) {
-            const int r = acc_row(idx);
-            if (r >= rows) continue;
-            const float m = amax[(idx >> 1) & 1], inv = m > 0.0f ? kF16Top / m : 0.0f;
-            *reinterpret_cast<__half2*>(smem + kGemm1Ring + r * kStageRow + 2 * c16_position(acc_col(idx))) =
-                __floats2half2_rn(cv[idx] * inv, cv[idx + 1] * inv);
-        }
-        warpgroup_sync();
-        constexpr int kPieces = kUpCols * 2 / 16;  // 8 a row
-#pragma unroll
-        for (int j = 0; j < 64 * kPieces / 128; ++j) {
-            const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces, q = c % kPieces;
-            if (row >= rows) continue;
-            *reinterpret_cast<uint4*>(p.c + (int64_t)(first + row) * kCRowBytes + 2 * n0 + 16 * q) =
-                *reinterpret_cast<const uint4*>(smem + kGemm1Ring + row * kStageRow + 16 * q);
-        }
-        return;
+        if (r < rows && (threadIdx.x & 3) == 0) p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / kE4m3Max;
     }
     const int kb = n0 / kBlock, in_block = n0 % kBlock;
 #pragma unroll
@@ -991,32 +888,18 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     }
 }
 
-// What both GEMM 2 items start from: the tile's rows, the column block's first hidden column, the
-// item's k blocks, and the local expert's W2 and its scales from that column block's row of blocks.
-struct Gemm2Block {
-    int le, first, rows, n0, k_first, k_last;
-    const u8* w2;
-    const float* s2;
-};
-__device__ __forceinline__ Gemm2Block gemm2_block(const KsArgs& a, const Plan& p, const Item& it)
-{
-    const TileRows tr = tile_rows(p, it.tile);
-    const int n0 = it.col * kTile;
-    return Gemm2Block {tr.le, tr.first, tr.rows, n0, it.first(kInterBlocks), it.last(kInterBlocks),
-                       reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)tr.le * kHidden * kInter,
-                       a.gemm2_weights_scale + ((int64_t)tr.le * kHiddenBlocks + n0 / kBlock) * kInterBlocks};
-}
-
 // Column block `col`: hidden columns 128 col...
 // The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
-[[maybe_unused]] __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
+__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
                                            const CUtensorMap* map_c, const CUtensorMap* map_c_small,
                                            const CUtensorMap* map_w2)
 {
-    const Gemm2Block g = gemm2_block(a, p, it);
-    const int le = g.le, first = g.first, rows = g.rows, n0 = g.n0, k_first = g.k_first, k_last = g.k_last;
-    const u8* w2 = g.w2;
-    const float* s2 = g.s2;
+    const TileRows tr = tile_rows(p, it.tile);
+    const int le = tr.le, first = tr.first, rows = tr.rows;
+    const int n0 = it.col * kTile;
+    const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
+    const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
+    const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
     // A stage's scales: thread r < 128 copies row r's two C scales of the block (zeros past the
     // tile's rows), thread 128 W2's block scale.
     const int t = threadIdx.x;
@@ -1090,96 +973,6 @@ __device__ __forceinline__ Gemm2Block gemm2_block(const KsArgs& a, const Plan& p
     }
 }
 
-// MOE_C16's GEMM 2 item: O^T = W2 C^T, so that W2 is the operand that comes from registers,
-// widened there from e4m3 (f16 tensor cores take no e4m3; widening it in shared memory cost more
-// than it saved, session 27), and C, already f16, is read by the tensor cores from shared memory.
-// The accumulators' rows are this column block's hidden columns (acc_row), their columns the
-// tile's rows (acc_col).  Per 64-wide k half: four k16 products, then the promotion with each
-// tile row's C scale of the half and W2's block scale.
-[[maybe_unused]] __device__ __forceinline__ void gemm2_item_c16(const KsArgs& a, const Plan& p, const Item& it, u8* smem,
-                                                                int& used)
-{
-    const Gemm2Block g = gemm2_block(a, p, it);
-    const int first = g.first, rows = g.rows, n0 = g.n0, k_first = g.k_first, k_last = g.k_last;
-    const u8* w2 = g.w2;
-    const float* s2 = g.s2;
-    // A stage's scales: thread r < 128 copies row r's C scales of the block's two halves to
-    // floats r and 128 + r (zeros past the tile's rows), thread 128 W2's block scale to float 256.
-    const int t = threadIdx.x;
-    const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
-    const int scale_bytes = t < kTile && t >= rows ? 0 : 4;
-    // This thread's two W2 rows in the panel, and its 16 bytes of each in a k half.
-    const int lane = t & 31, q = lane & 3;
-    const int w_row0 = acc_row(0), w_row1 = acc_row(2);
-    const auto w_chunk = [](int row, int chunk) { return MOE_C16_SPREAD ? swz_spread(row, chunk) : swz(row, chunk); };
-    Acc acc, part;  // part too: a fresh wgmma still names it as an input
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
-    gemm_pipeline<kStages2, 2, 2 * kBlock, kScaleBytes2, 0, 1, 1, MOE_C16_SPREAD>(
-        smem, k_first, k_last, used,
-        [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
-        [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
-        [&](int kb, uint32_t dst) {
-            if (t < kTile) {
-                cp_async_small<4>(dst + 4 * t, scale_src + 2 * kb, scale_bytes);
-                cp_async_small<4>(dst + 4 * (kTile + t), scale_src + 2 * kb + 1, scale_bytes);
-            } else if (t == kTile) {
-                cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
-            }
-        },
-        [&](int, uint32_t c_panel, uint32_t w_panel, const float* scales, auto next) {
-            const float w = scales[2 * kTile] * kF16Widened;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                uint4 v0, v1;
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=r"(v0.x), "=r"(v0.y), "=r"(v0.z), "=r"(v0.w)
-                             : "r"(w_panel + w_chunk(w_row0, 4 * h + q)));
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=r"(v1.x), "=r"(v1.y), "=r"(v1.z), "=r"(v1.w)
-                             : "r"(w_panel + w_chunk(w_row1, 4 * h + q)));
-                const uint32_t r0[4] = {v0.x, v0.y, v0.z, v0.w}, r1[4] = {v1.x, v1.y, v1.z, v1.w};
-                uint32_t frag[4][4];
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    e4m3x4_to_f16(r0[j], frag[j][0], frag[j][2]);
-                    e4m3x4_to_f16(r1[j], frag[j][1], frag[j][3]);
-                    // Widened before the fence: after it, ptxas would add a warpgroup arrive of its own.
-                    asm volatile("" : "+r"(frag[j][0]), "+r"(frag[j][1]), "+r"(frag[j][2]), "+r"(frag[j][3])::"memory");
-                }
-                ready(part);
-                const uint64_t dc = smem_desc(c_panel + h * kPanelBytes);
-#pragma unroll
-                for (int j = 0; j < 4; ++j) wgmma_f16_rs_m64n128k16(part, frag[j], dc + 2 * j, j > 0);
-                commit_products();
-                if (h == 0) next();
-                wait_products(part);
-                // The products read frag asynchronously: its registers must not be reused before the wait.
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    asm volatile("" : "+r"(frag[j][0]), "+r"(frag[j][1]), "+r"(frag[j][2]), "+r"(frag[j][3])::"memory");
-                // Column 8 i + 2 q + (e & 1) of the accumulators is tile row acc_col(4 i + e).
-                const float2* sc = reinterpret_cast<const float2*>(scales + h * kTile);
-#pragma unroll
-                for (int i = 0; i < 16; ++i) {
-                    const float2 s = sc[4 * i + q];
-                    const float even = s.x * w, odd = s.y * w;
-                    acc[4 * i] += part[4 * i] * even;
-                    acc[4 * i + 1] += part[4 * i + 1] * odd;
-                    acc[4 * i + 2] += part[4 * i + 2] * even;
-                    acc[4 * i + 3] += part[4 * i + 3] * odd;
-                }
-            }
-        });
-    if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
-#pragma unroll
-    for (int idx = 0; idx < 64; ++idx) {
-        const int r = acc_col(idx);
-        if (r >= rows) continue;
-        p.o[(int64_t)(first + r) * kHidden + n0 + acc_row(idx)] = acc[idx] * __ldg(p.row_weight + first + r);
-    }
-}
-
 #if MOE_TMA1
 __global__ void __launch_bounds__(kThreads)
     gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1, const __grid_constant__ CUtensorMap map_xa,
@@ -1212,7 +1005,7 @@ __global__ void __launch_bounds__(kThreads) MOE_GEMM2_CLUSTER
 #else
 __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
-    [[maybe_unused]] const CUtensorMap *c = nullptr, *c_small = nullptr, *w2 = nullptr;
+    const CUtensorMap *c = nullptr, *c_small = nullptr, *w2 = nullptr;
 #endif
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
@@ -1220,8 +1013,6 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 #if MOE_CLUSTER2
     walk_item_pairs(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
     cluster_sync();  // no CTA leaves while the other may still copy into it or arrive on its barriers
-#elif MOE_C16
-    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item_c16(a, p, it, smem, used); });
 #else
     walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
 #endif
