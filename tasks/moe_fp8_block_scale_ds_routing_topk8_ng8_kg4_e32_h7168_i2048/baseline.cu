@@ -81,6 +81,16 @@
 //   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
 //   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
 //   planes' scaling: the tensor work saved goes to those instructions.)
+//   MOE_ROUTE_REDUX (off) routing's group and expert choices by warp reductions (redux.sync:
+//                 the largest order key, then the smallest index among the lanes that hold it)
+//                 instead of five shuffle rounds of (value, weight, index) an expert; the
+//                 logits by two 16-byte loads a lane.  The same choices, ties included.  Built,
+//                 not yet timed.
+//   MOE_O_BF16    (off) GEMM 2's weighted expert outputs stored as bf16 instead of fp32, so that
+//                 they and the combine's reads of them move half the bytes (342 MB on balanced
+//                 T11948).  A token with one local expert gets the same output as before (bf16
+//                 of the same fp32); with several, each term is rounded once more.  Built, not
+//                 yet timed.
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -93,6 +103,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 #include <math_constants.h>
 
 #ifndef MOE_SPLIT_K
@@ -117,6 +128,12 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_KPAIR
 #define MOE_KPAIR 0
 #endif
+#ifndef MOE_ROUTE_REDUX
+#define MOE_ROUTE_REDUX 0
+#endif
+#ifndef MOE_O_BF16
+#define MOE_O_BF16 0
+#endif
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
@@ -126,6 +143,7 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 using u8 = unsigned char;
+using OutPart = std::conditional_t<MOE_O_BF16 != 0, bf16, float>;  // GEMM 2's per-slot outputs
 
 constexpr int kExperts = (int)KS_NUM_EXPERTS;
 constexpr int kLocal = (int)KS_NUM_LOCAL_EXPERTS;
@@ -490,7 +508,7 @@ struct Plan {
     float* row_weight;  // [T * 8]
     u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
-    float* o;           // [T * 8][7168] weighted expert outputs
+    OutPart* o;         // [T * 8][7168] weighted expert outputs
 #if MOE_TMA1 == 2
     u8* xa;             // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
 #endif
@@ -507,9 +525,16 @@ struct Best {
     int index;
 };
 
-__device__ __forceinline__ bool better(const Best& a, const Best& b)
+[[maybe_unused]] __device__ __forceinline__ bool better(const Best& a, const Best& b)
 {
     return a.value > b.value || (a.value == b.value && a.index < b.index);
+}
+
+// A float's order as an unsigned (larger float, larger key; -0 is counted as +0 by the caller).
+[[maybe_unused]] __device__ __forceinline__ unsigned order_key(float f)
+{
+    const unsigned u = __float_as_uint(f);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
 __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
@@ -518,12 +543,25 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
     const int64_t t = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     if (t >= a.seq_len) return;
     float s[8], b[8];  // lane l holds experts 8 l .. 8 l + 7; a group is 4 lanes
+#if MOE_ROUTE_REDUX
+    {
+        const float4* logits = reinterpret_cast<const float4*>(a.routing_logits + t * kExperts + lane * 8);
+        const float4 l0 = logits[0], l1 = logits[1];
+        const float l[8] = {l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w};
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            s[j] = 1.0f / (1.0f + expf(-l[j]));
+            b[j] = s[j] + ks_to_float(a.routing_bias[lane * 8 + j]);
+        }
+    }
+#else
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
         const int e = lane * 8 + j;
         s[j] = 1.0f / (1.0f + expf(-a.routing_logits[t * kExperts + e]));
         b[j] = s[j] + ks_to_float(a.routing_bias[e]);
     }
+#endif
     float top0 = -CUDART_INF_F, top1 = -CUDART_INF_F;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -541,6 +579,47 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         top1 = fmaxf(fminf(top0, o0), fmaxf(top1, o1));
         top0 = hi;
     }
+#if MOE_ROUTE_REDUX
+    // Each round takes the largest key still in play, and among lanes holding it the smallest
+    // group or expert index: the order of the shuffle rounds below, in two reductions.
+    const unsigned group = lane * 8 / kGroupSize;
+    const unsigned group_key = order_key(top0 + top1 + 0.0f);  // the same in the group's four lanes
+    unsigned kept = 0;
+    for (int n = 0; n < kKeptGroups; ++n) {
+        const unsigned key = kept >> group & 1u ? 0u : group_key;
+        const unsigned top = __reduce_max_sync(0xffffffffu, key);
+        kept |= 1u << __reduce_min_sync(0xffffffffu, key == top ? group : ~0u);
+    }
+    const bool mine = kept >> group & 1u;
+    unsigned key[8];  // 0: not in play (a kept group's finite score has a larger key)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) key[j] = mine ? order_key(b[j] + 0.0f) : 0u;
+    int chosen = -1;
+    float chosen_s = 0.0f, sum = 0.0f;
+    for (int k = 0; k < kTopK; ++k) {
+        unsigned best = 0;
+        int best_j = 0;
+        float best_s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (key[j] > best) {  // strictly: the lowest j among equals
+                best = key[j];
+                best_j = j;
+                best_s = s[j];
+            }
+        const unsigned top = __reduce_max_sync(0xffffffffu, best);
+        const unsigned winner = __reduce_min_sync(0xffffffffu, best == top ? (unsigned)(lane * 8 + best_j) : ~0u);
+        const float winner_s = __shfl_sync(0xffffffffu, best_s, (int)winner / 8);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if ((unsigned)(lane * 8 + j) == winner) key[j] = 0u;
+        if (lane == k) {
+            chosen = (int)winner;
+            chosen_s = winner_s;
+        }
+        sum += winner_s;
+    }
+#else
     float score[kGroups];
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) score[g] = __shfl_sync(0xffffffffu, top0 + top1, g * 4);
@@ -573,6 +652,7 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         }
         sum += own.s;
     }
+#endif
     if (lane >= kTopK) return;
     const int64_t slot = t * kTopK + lane;
     const int le = chosen - a.local_expert_offset;
@@ -969,7 +1049,9 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         const int r = acc_row(idx), c = acc_col(idx);
         if (r >= rows) continue;
         const float w = (idx >> 1) & 1 ? weight1 : weight0;
-        *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) = make_float2(acc[idx] * w, acc[idx + 1] * w);
+        OutPart* o = p.o + (int64_t)(first + r) * kHidden + n0 + c;
+        if constexpr (MOE_O_BF16) *reinterpret_cast<__nv_bfloat162*>(o) = __floats2bfloat162_rn(acc[idx] * w, acc[idx + 1] * w);
+        else *reinterpret_cast<float2*>(o) = make_float2(acc[idx] * w, acc[idx + 1] * w);
     }
 }
 
@@ -1029,10 +1111,20 @@ __global__ void combine_kernel(KsArgs a, Plan p)
         float sum[8] = {};
         for (int k = 0; k < kTopK; ++k) {
             if (p.slot_local[t * kTopK + k] < 0) continue;
-            const float4* o = reinterpret_cast<const float4*>(p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h);
-            const float4 lo = o[0], hi = o[1];
-            sum[0] += lo.x; sum[1] += lo.y; sum[2] += lo.z; sum[3] += lo.w;
-            sum[4] += hi.x; sum[5] += hi.y; sum[6] += hi.z; sum[7] += hi.w;
+            const OutPart* o = p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h;
+            if constexpr (MOE_O_BF16) {
+                const uint4 v = *reinterpret_cast<const uint4*>(o);
+                const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {  // a bf16 is the top half of its float
+                    sum[2 * j] += __uint_as_float(w[j] << 16);
+                    sum[2 * j + 1] += __uint_as_float(w[j] & 0xffff0000u);
+                }
+            } else {
+                const float4 lo = reinterpret_cast<const float4*>(o)[0], hi = reinterpret_cast<const float4*>(o)[1];
+                sum[0] += lo.x; sum[1] += lo.y; sum[2] += lo.z; sum[3] += lo.w;
+                sum[4] += hi.x; sum[5] += hi.y; sum[6] += hi.z; sum[7] += hi.w;
+            }
         }
         __align__(16) __nv_bfloat162 out[4];
 #pragma unroll
@@ -1096,7 +1188,7 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.row_weight = reinterpret_cast<float*>(take(slots * sizeof(float)));
     p.c = take(slots * kCRowBytes);
     p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
-    p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
+    p.o = reinterpret_cast<OutPart*>(take(slots * kHidden * sizeof(OutPart)));
 #if MOE_TMA1 == 2
     p.xa = take(slots * kHidden);
 #endif
