@@ -91,6 +91,13 @@
 //                 T11948).  A token with one local expert gets the same output as before (bf16
 //                 of the same fp32); with several, each term is rounded once more.  Built, not
 //                 yet timed.
+//   MOE_PDL       (0) 1: every kernel after route is launched as a programmatic dependent of the
+//                 one before and waits for it (griddepcontrol.wait) before anything else, so that
+//                 its launch overlaps its predecessor's tail instead of following it (the small
+//                 calls spend about 2 us a kernel boundary); 2: each kernel also lets its
+//                 dependent launch as soon as it starts (griddepcontrol.launch_dependents).
+//                 Every kernel waits, so each one's wait covers all kernels before it.  Built, not
+//                 yet timed.
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -134,6 +141,11 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_O_BF16
 #define MOE_O_BF16 0
 #endif
+#ifndef MOE_PDL
+#define MOE_PDL 0
+#endif
+static_assert(MOE_PDL >= 0 && MOE_PDL <= 2, "MOE_PDL: 0, 1 (dependent launches) or 2 (released early)");
+static_assert(!MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "MOE_PDL launches the cp.async kernels");
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
@@ -187,6 +199,15 @@ constexpr float kTinyC = 1e-30f;
 // ------------------------------------------------------------------ PTX wrappers
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// MOE_PDL: the start of every kernel.  The wait returns once the kernel before has finished and
+// its writes are visible (at once for a kernel not launched as a dependent); it comes before
+// any early return, as a kernel that finishes counts for the ones after it only if it waited.
+__device__ __forceinline__ void kernel_start()
+{
+    if constexpr (MOE_PDL >= 2) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+    if constexpr (MOE_PDL >= 1) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
 
 __device__ __forceinline__ u8* align1024(u8* p)
 {
@@ -539,6 +560,7 @@ struct Best {
 
 __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
 {
+    kernel_start();
     const int lane = threadIdx.x & 31;
     const int64_t t = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     if (t >= a.seq_len) return;
@@ -669,6 +691,7 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
 
 __global__ void plan_kernel(Plan p)
 {
+    kernel_start();
     const int lane = threadIdx.x;  // one warp, one lane per local expert
     const int count = p.counts[lane], tiles = (count + kTile - 1) / kTile;
     int rows = count, first_tile = tiles;
@@ -698,6 +721,7 @@ __global__ void plan_kernel(Plan p)
 
 __global__ void scatter_kernel(Plan p, int64_t slots)
 {
+    kernel_start();
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= slots) return;
     const int le = p.slot_local[i];
@@ -1066,6 +1090,7 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 {
     const Gemm1Maps maps {nullptr, nullptr, nullptr};
 #endif
+    kernel_start();
     extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
@@ -1089,6 +1114,7 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
     const CUtensorMap *c = nullptr, *c_small = nullptr, *w2 = nullptr;
 #endif
+    kernel_start();
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
     int used = 0;  // blocks streamed through the ring so far
@@ -1104,6 +1130,7 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 
 __global__ void combine_kernel(KsArgs a, Plan p)
 {
+    kernel_start();
     const int64_t total = a.seq_len * (kHidden / 8);
     for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < total; v += (int64_t)gridDim.x * blockDim.x) {
         const int64_t t = v / (kHidden / 8);
@@ -1243,6 +1270,33 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
     if (err != cudaSuccess) return (int)err;
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
+#if MOE_PDL
+    // Each a programmatic dependent of the kernel before (see kernel_start).
+    const auto after = [&](auto kernel, dim3 grid, int threads, int smem_bytes, auto... params) {
+        cudaLaunchConfig_t config {};
+        config.gridDim = grid;
+        config.blockDim = dim3(threads);
+        config.dynamicSmemBytes = smem_bytes;
+        config.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attr;
+        config.numAttrs = 1;
+        return cudaLaunchKernelEx(&config, kernel, params...);
+    };
+    cudaError_t launched = cudaGetLastError();
+    if (launched == cudaSuccess) launched = after(plan_kernel, dim3(1), 32, 0, p);
+    if (launched == cudaSuccess)
+        launched = after(scatter_kernel, dim3((unsigned)((T * kTopK + 255) / 256)), 256, 0, p, T * kTopK);
+    if (launched == cudaSuccess)
+        launched = after(gemm1_kernel, items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, *args, p);
+    if (launched == cudaSuccess)
+        launched = after(gemm2_kernel, items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, *args, p);
+    if (launched == cudaSuccess)
+        launched = after(combine_kernel, dim3(grid_of((T * (kHidden / 8) + 255) / 256, 8192)), 256, 0, *args, p);
+    return (int)launched;
+#else
     plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
 #if MOE_TMA1
@@ -1273,4 +1327,5 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
 #endif
     combine_kernel<<<grid_of((T * (kHidden / 8) + 255) / 256, 8192), 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
+#endif
 }
