@@ -84,8 +84,9 @@
 //   MOE_ROUTE_REDUX (off) routing's group and expert choices by warp reductions (redux.sync:
 //                 the largest order key, then the smallest index among the lanes that hold it)
 //                 instead of five shuffle rounds of (value, weight, index) an expert; the
-//                 logits by two 16-byte loads a lane.  The same choices, ties included.  Built,
-//                 not yet timed.
+//                 logits by two 16-byte loads a lane.  The same choices for finite scores, ties
+//                 and signed zeros included (a NaN's key is its bits' order, not the shuffle
+//                 path's).  Built, not yet timed.
 //   MOE_O_BF16    (off) GEMM 2's weighted expert outputs stored as bf16 instead of fp32, so that
 //                 they and the combine's reads of them move half the bytes (342 MB on balanced
 //                 T11948).  A token with one local expert gets the same output as before (bf16
