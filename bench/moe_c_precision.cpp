@@ -11,9 +11,10 @@
 // products) at a time: ACCUMULATOR_BITS > 0 cuts the running sum to that many significant bits
 // after each instruction; ALIGN_BITS > 0 instead cuts the running sum and each product to that
 // many bits below the largest of them, so small products added to a large sum lose their low
-// bits (the harsher model; on an H100 the kernel's misses fell between the two).  Two forms run
+// bits (the harsher model; on an H100 the kernel's misses fell between the two).  Three forms run
 // the three e4m3 planes through that model in the kernel's order, plane after plane into one
-// accumulator: largest first, and smallest first as baseline.cu does.
+// accumulator: largest first, smallest first as baseline.cu does, and smallest first with each
+// expert's weighted output rounded to bf16 before the token's sum (MOE_O_BF16).
 // The figures are in docs/perf.md ("MoE on fp8 tensor cores").
 
 #include "task/dtype.h"
@@ -88,11 +89,23 @@ template<class Scale> double blockDot(const double* a, const float* b, int k, Sc
     return acc;
 }
 
-enum Form { Exact, Bf16, Bf16HiLo, F16, Fp8x1, Fp8x2, Fp8x3, Fp8x3LargestFirst, Fp8x3SmallestFirst, kForms };
+enum Form {
+    Exact,
+    Bf16,
+    Bf16HiLo,
+    F16,
+    Fp8x1,
+    Fp8x2,
+    Fp8x3,
+    Fp8x3LargestFirst,
+    Fp8x3SmallestFirst,
+    Fp8x3SmallestFirstBf16Out,
+    kForms
+};
 constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo",
     "f16, one scale a 64 columns", "e4m3 x 1 plane",
     "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly", "e4m3 x 3 planes, largest first",
-    "e4m3 x 3 planes, smallest first"};
+    "e4m3 x 3 planes, smallest first", "e4m3 x 3 planes, smallest first, each expert's output in bf16"};
 
 // C as e4m3 planes (gemm1 writes three) and their scales (one per 64 columns, amax / 448): each
 // plane the rounding residual of the ones before, all in that scale, so they share an accumulator.
@@ -214,12 +227,16 @@ int main(int argc, char** argv)
                 auto w2Scale = [&](int h) {
                     return [&, h](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); };
                 };
-                if (f == Fp8x3LargestFirst || f == Fp8x3SmallestFirst) {
+                if (f >= Fp8x3LargestFirst) {
+                    // The last form stores each expert's weighted output as bf16 before the
+                    // tokens' sums (baseline.cu's MOE_O_BF16).
                     const Planes planes = planesOf(c);
-                    for (int h = 0; h < kHidden; ++h)
-                        out[f][h] += weight
-                            * planeDot(planes, f == Fp8x3SmallestFirst, &w2[(std::size_t(e) * kHidden + h) * kInter],
+                    for (int h = 0; h < kHidden; ++h) {
+                        const double term = weight
+                            * planeDot(planes, f != Fp8x3LargestFirst, &w2[(std::size_t(e) * kHidden + h) * kInter],
                                 w2Scale(h));
+                        out[f][h] += f == Fp8x3SmallestFirstBf16Out ? roundTo(DType::BFloat16, term) : term;
+                    }
                     continue;
                 }
                 const std::vector<double> seen = asSeen(static_cast<Form>(f), c);

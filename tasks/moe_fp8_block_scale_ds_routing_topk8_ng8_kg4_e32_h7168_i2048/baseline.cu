@@ -75,6 +75,10 @@
 //   shared register before its copy, so the waits stayed, on those moves.)
 //   (Measured and removed in session 27, code in 22bfd98: a producer warpgroup issuing every copy
 //   by TMA, setmaxnreg 56 / 224: 0.951-0.960x.)
+//   (Modelled and removed in session 32, code in 0d759c4, never run: MOE_O_BF16, GEMM 2's
+//   per-slot outputs stored as bf16 to halve the combine's reads.  The host model
+//   (bench/moe_c_precision.cpp) puts it at 6.1 % misses against the shipped 0.06 %: where a
+//   token's experts' outputs cancel, each term's bf16 rounding is large against the sum.)
 //   (Measured and removed in session 32, code in 7126b30: MOE_C16, C as one f16 plane with a
 //   scale a row and 64 columns, and GEMM 2 as O^T = W2 C^T on f16 wgmma with W2 widened from
 //   e4m3 in registers: 0.928x, and 0.940x with W2's fragment loads free of bank conflicts
@@ -87,11 +91,6 @@
 //                 logits by two 16-byte loads a lane.  The same choices for finite scores, ties
 //                 and signed zeros included (a NaN's key is its bits' order, not the shuffle
 //                 path's).  Built, not yet timed.
-//   MOE_O_BF16    (off) GEMM 2's weighted expert outputs stored as bf16 instead of fp32, so that
-//                 they and the combine's reads of them move half the bytes (342 MB on balanced
-//                 T11948).  A token with one local expert gets the same output as before (bf16
-//                 of the same fp32); with several, each term is rounded once more.  Built, not
-//                 yet timed.
 //   MOE_PDL       (0) 1: every kernel after route is launched as a programmatic dependent of the
 //                 one before and waits for it (griddepcontrol.wait) before anything else, so that
 //                 its launch overlaps its predecessor's tail instead of following it (the small
@@ -111,7 +110,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <type_traits>
 #include <math_constants.h>
 
 #ifndef MOE_SPLIT_K
@@ -139,9 +137,6 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_ROUTE_REDUX
 #define MOE_ROUTE_REDUX 0
 #endif
-#ifndef MOE_O_BF16
-#define MOE_O_BF16 0
-#endif
 #ifndef MOE_PDL
 #define MOE_PDL 0
 #endif
@@ -156,7 +151,6 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 using u8 = unsigned char;
-using OutPart = std::conditional_t<MOE_O_BF16 != 0, bf16, float>;  // GEMM 2's per-slot outputs
 
 constexpr int kExperts = (int)KS_NUM_EXPERTS;
 constexpr int kLocal = (int)KS_NUM_LOCAL_EXPERTS;
@@ -530,7 +524,7 @@ struct Plan {
     float* row_weight;  // [T * 8]
     u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale;     // [T * 8][32] C's scale per 64 columns
-    OutPart* o;         // [T * 8][7168] weighted expert outputs
+    float* o;           // [T * 8][7168] weighted expert outputs
 #if MOE_TMA1 == 2
     u8* xa;             // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
 #endif
@@ -1074,9 +1068,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         const int r = acc_row(idx), c = acc_col(idx);
         if (r >= rows) continue;
         const float w = (idx >> 1) & 1 ? weight1 : weight0;
-        OutPart* o = p.o + (int64_t)(first + r) * kHidden + n0 + c;
-        if constexpr (MOE_O_BF16) *reinterpret_cast<__nv_bfloat162*>(o) = __floats2bfloat162_rn(acc[idx] * w, acc[idx + 1] * w);
-        else *reinterpret_cast<float2*>(o) = make_float2(acc[idx] * w, acc[idx + 1] * w);
+        *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) = make_float2(acc[idx] * w, acc[idx + 1] * w);
     }
 }
 
@@ -1139,20 +1131,10 @@ __global__ void combine_kernel(KsArgs a, Plan p)
         float sum[8] = {};
         for (int k = 0; k < kTopK; ++k) {
             if (p.slot_local[t * kTopK + k] < 0) continue;
-            const OutPart* o = p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h;
-            if constexpr (MOE_O_BF16) {
-                const uint4 v = *reinterpret_cast<const uint4*>(o);
-                const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {  // a bf16 is the top half of its float
-                    sum[2 * j] += __uint_as_float(w[j] << 16);
-                    sum[2 * j + 1] += __uint_as_float(w[j] & 0xffff0000u);
-                }
-            } else {
-                const float4 lo = reinterpret_cast<const float4*>(o)[0], hi = reinterpret_cast<const float4*>(o)[1];
-                sum[0] += lo.x; sum[1] += lo.y; sum[2] += lo.z; sum[3] += lo.w;
-                sum[4] += hi.x; sum[5] += hi.y; sum[6] += hi.z; sum[7] += hi.w;
-            }
+            const float4* o = reinterpret_cast<const float4*>(p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h);
+            const float4 lo = o[0], hi = o[1];
+            sum[0] += lo.x; sum[1] += lo.y; sum[2] += lo.z; sum[3] += lo.w;
+            sum[4] += hi.x; sum[5] += hi.y; sum[6] += hi.z; sum[7] += hi.w;
         }
         __align__(16) __nv_bfloat162 out[4];
 #pragma unroll
@@ -1216,7 +1198,7 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.row_weight = reinterpret_cast<float*>(take(slots * sizeof(float)));
     p.c = take(slots * kCRowBytes);
     p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
-    p.o = reinterpret_cast<OutPart*>(take(slots * kHidden * sizeof(OutPart)));
+    p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
 #if MOE_TMA1 == 2
     p.xa = take(slots * kHidden);
 #endif
