@@ -103,9 +103,9 @@ enum Form {
     kForms
 };
 constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo",
-    "f16, one scale a 64 columns", "e4m3 x 1 plane",
-    "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly", "e4m3 x 3 planes, largest first",
-    "e4m3 x 3 planes, smallest first", "e4m3 x 3 planes, smallest first, each expert's output in bf16"};
+    "f16, one scale a 64 columns", "e4m3 x 1 plane", "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly",
+    "e4m3 x 3 planes, largest first", "e4m3 x 3 planes, smallest first",
+    "e4m3 x 3 planes, smallest first, each expert's output in bf16"};
 
 // C as e4m3 planes (gemm1 writes three) and their scales (one per 64 columns, amax / 448): each
 // plane the rounding residual of the ones before, all in that scale, so they share an accumulator.
