@@ -1252,6 +1252,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
 
     const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
     if (err != cudaSuccess) return (int)err;
+    const dim3 scatter_grid((unsigned)((T * kTopK + 255) / 256)), gemm1_grid = items_grid(max_tiles, kInter / kUpCols),
+        gemm2_grid = items_grid(max_tiles, kHidden / kTile), combine_grid(grid_of((T * (kHidden / 8) + 255) / 256, 8192));
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
 #if MOE_PDL
     // Each a programmatic dependent of the kernel before (see kernel_start).
@@ -1271,25 +1273,21 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     cudaError_t launched = cudaGetLastError();
     if (launched == cudaSuccess) launched = after(plan_kernel, dim3(1), 32, 0, p);
     if (launched == cudaSuccess)
-        launched = after(scatter_kernel, dim3((unsigned)((T * kTopK + 255) / 256)), 256, 0, p, T * kTopK);
-    if (launched == cudaSuccess)
-        launched = after(gemm1_kernel, items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, *args, p);
-    if (launched == cudaSuccess)
-        launched = after(gemm2_kernel, items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, *args, p);
-    if (launched == cudaSuccess)
-        launched = after(combine_kernel, dim3(grid_of((T * (kHidden / 8) + 255) / 256, 8192)), 256, 0, *args, p);
+    if (launched == cudaSuccess) launched = after(scatter_kernel, scatter_grid, 256, 0, p, T * kTopK);
+    if (launched == cudaSuccess) launched = after(gemm1_kernel, gemm1_grid, kThreads, kGemm1Smem, *args, p);
+    if (launched == cudaSuccess) launched = after(gemm2_kernel, gemm2_grid, kThreads, kGemm2Smem, *args, p);
+    if (launched == cudaSuccess) launched = after(combine_kernel, combine_grid, 256, 0, *args, p);
     return (int)launched;
 #else
     plan_kernel<<<1, 32, 0, stream>>>(p);
-    scatter_kernel<<<(unsigned)((T * kTopK + 255) / 256), 256, 0, stream>>>(p, T * kTopK);
+    scatter_kernel<<<scatter_grid, 256, 0, stream>>>(p, T * kTopK);
 #if MOE_TMA1
 #if MOE_TMA1 == 2
     permute_rows_kernel<<<grid_of((T * kTopK * (kHidden / 16) + 255) / 256, 2048), 256, 0, stream>>>(*args, p);
 #endif
-    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p, map_w1, map_xa,
-                                                                                          map_xa_small);
+    gemm1_kernel<<<gemm1_grid, kThreads, kGemm1Smem, stream>>>(*args, p, map_w1, map_xa, map_xa_small);
 #else
-    gemm1_kernel<<<items_grid(max_tiles, kInter / kUpCols), kThreads, kGemm1Smem, stream>>>(*args, p);
+    gemm1_kernel<<<gemm1_grid, kThreads, kGemm1Smem, stream>>>(*args, p);
 #endif
 #if MOE_CLUSTER2
     // Whole clusters, no more than fit at once (a GPC with an odd number of free SMs leaves one).
@@ -1301,14 +1299,14 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         int n = 0;
         return cudaOccupancyMaxActiveClusters(&n, gemm2_kernel, &config) == cudaSuccess && n > 0 ? n : 1;
     }();
-    const unsigned grid2 = std::max(2u, std::min(items_grid(max_tiles, kHidden / kTile).x / 2 * 2, 2u * max_clusters));
+    const unsigned grid2 = std::max(2u, std::min(gemm2_grid.x / 2 * 2, 2u * max_clusters));
     gemm2_kernel<<<grid2, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #elif MOE_TMA2
-    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+    gemm2_kernel<<<gemm2_grid, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #else
-    gemm2_kernel<<<items_grid(max_tiles, kHidden / kTile), kThreads, kGemm2Smem, stream>>>(*args, p);
+    gemm2_kernel<<<gemm2_grid, kThreads, kGemm2Smem, stream>>>(*args, p);
 #endif
-    combine_kernel<<<grid_of((T * (kHidden / 8) + 255) / 256, 8192), 256, 0, stream>>>(*args, p);
+    combine_kernel<<<combine_grid, 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
 #endif
 }
