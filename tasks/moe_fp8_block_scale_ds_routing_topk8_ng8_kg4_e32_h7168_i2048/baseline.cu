@@ -103,13 +103,12 @@
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
 #include "ks_task.h"
 
-#include <cuda.h>  // CUtensorMap and its encoder's signature (reached through the runtime)
-#include <cuda_bf16.h>
-#include <cuda_fp8.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cuda.h> // CUtensorMap and its encoder's signature (reached through the runtime)
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <math_constants.h>
 
 #ifndef MOE_SPLIT_K
@@ -143,9 +142,9 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 static_assert(MOE_PDL >= 0 && MOE_PDL <= 2, "MOE_PDL: 0, 1 (dependent launches) or 2 (released early)");
 static_assert(!MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "MOE_PDL launches the cp.async kernels");
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
-constexpr int kPair1 = MOE_KPAIR ? 2 : 1;  // gemm1's k blocks a ring stage
+constexpr int kPair1 = MOE_KPAIR ? 2 : 1; // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
-constexpr int kCluster2 = MOE_CLUSTER2 ? 2 : 1;  // gemm2's CTAs a cluster
+constexpr int kCluster2 = MOE_CLUSTER2 ? 2 : 1; // gemm2's CTAs a cluster
 
 namespace {
 
@@ -165,43 +164,48 @@ constexpr int kBlock = 128;
 static_assert(kExperts == 256 && kLocal == 32 && kGemm1Out == 2 * kInter, "routing and tiling assume these");
 static_assert(kHidden % 128 == 0 && kInter % 128 == 0, "tiling");
 
-constexpr int kThreads = 256;                      // two warpgroups
+constexpr int kThreads = 256; // two warpgroups
 constexpr int kTile = 128;
-constexpr int kPanelBytes = kTile * kBlock;        // 128 rows x one k block of e4m3: 16 KB
-constexpr int kUpCols = 64;                        // gemm1: 64 up and 64 gate columns a tile
-constexpr int kCPlanes = 3;                        // C ~ s (q0 + q1 + q2)
-constexpr int kCHalf = 64;                         // C's scale covers 64 columns (one gemm1 tile)
-constexpr int kCScales = kInter / kCHalf;          // 32 a row
-constexpr int kCRowBytes = kInter * kCPlanes;      // a row of C: per k block, its three planes
-constexpr int kCBoxRows = 32;                      // TMA knobs: the rows a copy brings to a small tile
-constexpr int kStages1 = MOE_KPAIR ? 3 : MOE_STAGES1, kStages2 = 3;  // gemm2's three 64 KB stages fill shared memory
+constexpr int kPanelBytes = kTile * kBlock; // 128 rows x one k block of e4m3: 16 KB
+constexpr int kUpCols = 64; // gemm1: 64 up and 64 gate columns a tile
+constexpr int kCPlanes = 3; // C ~ s (q0 + q1 + q2)
+constexpr int kCHalf = 64; // C's scale covers 64 columns (one gemm1 tile)
+constexpr int kCScales = kInter / kCHalf; // 32 a row
+constexpr int kCRowBytes = kInter * kCPlanes; // a row of C: per k block, its three planes
+constexpr int kCBoxRows = 32; // TMA knobs: the rows a copy brings to a small tile
+constexpr int kStages1 = MOE_KPAIR ? 3 : MOE_STAGES1, kStages2 = 3; // gemm2's three 64 KB stages fill shared memory
 constexpr int kAlignSlack = 1024;
-constexpr int kMaxSplitItems = 1024;  // split items run in one wave: at most one an SM
+constexpr int kMaxSplitItems = 1024; // split items run in one wave: at most one an SM
 // A stage's scales, after the ring's panels: gemm1 the 128 rows' token scales, then the up and gate
 // blocks' weight scales; gemm2 the 128 rows' two C scales (one a 64-wide half), then W2's.
 constexpr int kScaleBytes1 = kPair1 * (kTile + 4) * 4, kScaleBytes2 = (2 * kTile + 4) * 4;
-constexpr int kGemm1Ring = kStages1 * (2 * kPair1 * kPanelBytes + kScaleBytes1);  // A, B and the scales
+constexpr int kGemm1Ring = kStages1 * (2 * kPair1 * kPanelBytes + kScaleBytes1); // A, B and the scales
 // The tile's C rows are staged after the ring: three 64-byte plane pieces a row, rows 208 bytes
 // apart so that the eight rows of an accumulator store fall in eight bank groups.
 constexpr int kStageRow = 208;
 constexpr int kGemm1Smem = kGemm1Ring + kTile * kStageRow + kAlignSlack;
 static_assert(kStages1 >= 2 && kGemm1Smem + 1024 <= 227 * 1024, "gemm1's ring and its static arrays must fit");
-constexpr int kGemm2Smem = kStages2 * ((kCPlanes + 1) * kPanelBytes + kScaleBytes2) + kAlignSlack;  // 3 planes, B
+constexpr int kGemm2Smem = kStages2 * ((kCPlanes + 1) * kPanelBytes + kScaleBytes2) + kAlignSlack; // 3 planes, B
 static_assert(kGemm2Smem + 1024 <= 227 * 1024, "gemm2's ring and its static arrays must fit");
 constexpr float kE4m3Max = 448.0f;
 constexpr float kTinyC = 1e-30f;
 
 // ------------------------------------------------------------------ PTX wrappers
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ uint32_t smem_u32(const void* p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
 
 // MOE_PDL: the start of every kernel.  The wait returns once the kernel before has finished and
 // its writes are visible (at once for a kernel not launched as a dependent); it comes before
 // any early return, as a kernel that finishes counts for the ones after it only if it waited.
 __device__ __forceinline__ void kernel_start()
 {
-    if constexpr (MOE_PDL >= 2) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-    if constexpr (MOE_PDL >= 1) asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    if constexpr (MOE_PDL >= 2)
+        asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+    if constexpr (MOE_PDL >= 1)
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
 __device__ __forceinline__ u8* align1024(u8* p)
@@ -209,7 +213,10 @@ __device__ __forceinline__ u8* align1024(u8* p)
     return p + ((kAlignSlack - (smem_u32(p) & (kAlignSlack - 1))) & (kAlignSlack - 1));
 }
 
-__device__ __forceinline__ uint32_t swz(int row, int chunk) { return row * 128 + ((chunk ^ (row & 7)) << 4); }
+__device__ __forceinline__ uint32_t swz(int row, int chunk)
+{
+    return row * 128 + ((chunk ^ (row & 7)) << 4);
+}
 
 // Copies `bytes` (16 or 0) of src and zero-fills the rest of the 16.
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes)
@@ -218,8 +225,7 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int by
 }
 // The same for a scale: `bytes` (N or 0) of src, zeros for the rest (cp.async's 4- and 8-byte
 // forms go through L1, .ca).
-template <int N>
-__device__ __forceinline__ void cp_async_small(uint32_t dst, const void* src, int bytes)
+template<int N> __device__ __forceinline__ void cp_async_small(uint32_t dst, const void* src, int bytes)
 {
     static_assert(N == 4 || N == 8, "cp.async.ca copies 4, 8 or 16 bytes");
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(N), "r"(bytes));
@@ -233,7 +239,8 @@ __device__ __forceinline__ void cp_async_small(uint32_t dst, const void* src, in
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar)
 {
     asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+            "r"(dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
         : "memory");
 }
@@ -270,16 +277,19 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
                  : "memory");
 }
 // tma_load_2d into the same offsets of every CTA in `mask`, completing bytes on each one's bar.
-[[maybe_unused]] __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int x, int y,
-                                                                       uint32_t bar, uint16_t mask)
+[[maybe_unused]] __device__ __forceinline__ void tma_load_2d_multicast(
+    uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar, uint16_t mask)
 {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
-        "%3}], [%4], %5;\n" ::"r"(dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
-        : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%2, "
+                 "%3}], [%4], %5;\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+                 : "memory");
 }
-__device__ __forceinline__ void fence_to_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_to_async()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -297,13 +307,12 @@ __device__ __forceinline__ void mbar_arrive_on_copies(uint32_t bar)
 // before the first as complete).
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
 {
-    asm volatile(
-        "{\n.reg .pred done;\nWAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-    __syncwarp();  // the warpgroup's wgmma needs its warps converged
+    asm volatile("{\n.reg .pred done;\nWAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT;\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+    __syncwarp(); // the warpgroup's wgmma needs its warps converged
 }
 
 using Acc = float[64];
@@ -315,35 +324,37 @@ __device__ __forceinline__ int acc_row(int e)
     const int t = threadIdx.x;
     return 64 * (t >> 7) + 16 * ((t >> 5) & 3) + ((t & 31) >> 2) + 8 * ((e >> 1) & 1);
 }
-__device__ __forceinline__ int acc_col(int e) { return 8 * (e >> 2) + 2 * (threadIdx.x & 3) + (e & 1); }
+__device__ __forceinline__ int acc_col(int e)
+{
+    return 8 * (e >> 2) + 2 * (threadIdx.x & 3) + (e & 1);
+}
 
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
 {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32)
+        | ((uint64_t)1 << 62);
 }
 
 // fp8 operands must be k-major (no transpose immediates): both panels are, k contiguous in a row.
 // accumulate false: d = A B^T, whatever d held (scale-d 0).
 __device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint64_t db, bool accumulate)
 {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, 1, 1;\n}\n"
-        :
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"((int)accumulate));
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "%64, %65, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"((int)accumulate));
 }
 
 // Ties the accumulator registers to this point of the program.  Neither the fence nor the wait
@@ -352,7 +363,8 @@ __device__ __forceinline__ void wgmma_e4m3_m64n128k32(Acc& d, uint64_t da, uint6
 __device__ __forceinline__ void pin(Acc& d)
 {
 #pragma unroll
-    for (int e = 0; e < 64; ++e) asm volatile("" : "+f"(d[e])::"memory");
+    for (int e = 0; e < 64; ++e)
+        asm volatile("" : "+f"(d[e])::"memory");
 }
 
 // Readies the product set for a k block's first issue(), which overwrites it (a wgmma with
@@ -368,12 +380,13 @@ __device__ __forceinline__ void ready(Acc& part)
 // fresh: part = A B^T.
 // A k step moves both descriptors' start address by 32 bytes, 2 in their 16-byte units; the
 // field cannot carry over, as shared memory ends below 2^18 bytes.
-template <int kSteps>
+template<int kSteps>
 __device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_panel, int k0, bool fresh)
 {
     const uint64_t da = smem_desc(a_panel + (threadIdx.x >> 7) * 64 * 128 + k0), db = smem_desc(b_panel + k0);
 #pragma unroll
-    for (int ks = 0; ks < kSteps; ++ks) wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks, !(fresh && ks == 0));
+    for (int ks = 0; ks < kSteps; ++ks)
+        wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks, !(fresh && ks == 0));
 }
 
 // This warpgroup's barrier (named barrier 1 + w; 0 is __syncthreads').
@@ -384,7 +397,10 @@ __device__ __forceinline__ void warpgroup_sync()
 
 // Committed right after the wgmmas: committed later, past other code, the group gets an arrive
 // and an empty wgmma of its own from ptxas (C7519).
-__device__ __forceinline__ void commit_products() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void commit_products()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
 
 __device__ __forceinline__ void wait_products(Acc& part)
 {
@@ -399,11 +415,11 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
 // slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 calls
 // tma(kb, dst, bar) to copy those panels of block kb to the stage at dst, completing bar's
-// transaction count by tma_bytes (what those copies bring); the rest are every thread's cp.async.  stage(kb, a0, b, scales, next) runs when block kb is in shared
-// memory (a0: the first A panel, the others follow every kPanelBytes; scales: the block's); every
-// thread calls it, and it calls next() once, after issuing its first products: that issues the
-// copies of block kb + kStages - 1 into the slot of block kb - 1, once every thread has waited
-// for its products on it (the slot's empty barrier).
+// transaction count by tma_bytes (what those copies bring); the rest are every thread's cp.async.  stage(kb, a0, b,
+// scales, next) runs when block kb is in shared memory (a0: the first A panel, the others follow every kPanelBytes;
+// scales: the block's); every thread calls it, and it calls next() once, after issuing its first products: that issues
+// the copies of block kb + kStages - 1 into the slot of block kb - 1, once every thread has waited for its products on
+// it (the slot's empty barrier).
 //
 // Each thread copies the 16-byte chunk tid % 8 of rows tid / 8 + 32 i (i < 4) of every panel.
 // Those rows share row & 7, so in the swizzled layout they lie 4 KB apart: the row addresses are
@@ -412,11 +428,10 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
-template <int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
-          class RowA, class RowB,
-          class CopyScales, class Stage, class Tma = int>
+template<int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
+    class RowA, class RowB, class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
-                                              CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
+    CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
 {
     constexpr int kPanels = kAPanels + kBPanels, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
     static_assert(kBPanels == 1 || kTma == 0, "B panels by TMA come one a stage");
@@ -436,7 +451,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         // Opaque from here: ptxas would otherwise work the addresses out again every k block.
         asm volatile("" : "+l"(a_row[i]), "+l"(b_row[i]), "+r"(a_bytes[i]));
     }
-    const int u0 = used - first;  // block kb is the ring's use u0 + kb
+    const int u0 = used - first; // block kb is the ring's use u0 + kb
     const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
     // for its products on slot s (with MOE_CLUSTER2, every warp of both CTAs, one arrival a warp).
@@ -448,26 +463,33 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
             // A slot is free once every thread has read it (every warp of both CTAs of a cluster,
             // one arrival a warp, as the other CTA's copies fill it too).
             for (int b = 0; b < 2 * kStages; ++b)
-                mbar_init(full + 8 * b, b < kStages ? kThreads + (kTma > 0)
-                                                    : kCluster == 1 ? kThreads : kCluster * kThreads / 32);
+                mbar_init(full + 8 * b,
+                    b < kStages         ? kThreads + (kTma > 0)
+                        : kCluster == 1 ? kThreads
+                                        : kCluster * kThreads / 32);
             // The TMA unit completes transactions on these barriers: it must see them set up.
-            if constexpr (kTma > 0) asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+            if constexpr (kTma > 0)
+                asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         }
-        if constexpr (kCluster > 1) cluster_sync();  // the other CTA's barriers are set up too
-        else __syncthreads();
+        if constexpr (kCluster > 1)
+            cluster_sync(); // the other CTA's barriers are set up too
+        else
+            __syncthreads();
     }
     auto load = [&](int kb) {
-        if (kb >= last) return;
+        if (kb >= last)
+            return;
         const int slot = (u0 + kb) % kStages;
         // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
-        if (u0 + kb >= kStages) mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
+        if (u0 + kb >= kStages)
+            mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
         const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
         if constexpr (kTma > 0) {
             if (MOE_PROBE != 2 && threadIdx.x == 0) {
                 mbar_expect_tx(full + 8 * slot, tma_bytes);
                 tma(kb, st - mine, full + 8 * slot);
             } else if (threadIdx.x == 0) {
-                mbar_arrive(full + 8 * slot);  // the arrival the transaction would have made
+                mbar_arrive(full + 8 * slot); // the arrival the transaction would have made
             }
         }
 #pragma unroll
@@ -479,13 +501,17 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
                 cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
 #pragma unroll
             for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
-                cp_async16(dst + (kAPanels + panel) * kPanelBytes, b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
+                cp_async16(dst + (kAPanels + panel) * kPanelBytes,
+                    b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
-        if (MOE_PROBE == 2) mbar_arrive(full + 8 * slot);  // no copies were issued
-        else mbar_arrive_on_copies(full + 8 * slot);
+        if (MOE_PROBE == 2)
+            mbar_arrive(full + 8 * slot); // no copies were issued
+        else
+            mbar_arrive_on_copies(full + 8 * slot);
     };
-    for (int s = 0; s < kStages - 1; ++s) load(first + s);
+    for (int s = 0; s < kStages - 1; ++s)
+        load(first + s);
     for (int kb = first; kb < last; ++kb) {
         const int slot = (u0 + kb) % kStages;
         // No block-wide barrier: a warpgroup goes on as soon as the block is in, so one's
@@ -494,15 +520,17 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         fence_to_async();
         const uint32_t st = ring + slot * kPanels * kPanelBytes;
         auto next = [&] { load(kb + kStages - 1); };
-        if (MOE_PROBE == 1) next();  // copies only: no products, no scaling
+        if (MOE_PROBE == 1)
+            next(); // copies only: no products, no scaling
         else
             stage(kb, st, st + kAPanels * kPanelBytes,
-                  reinterpret_cast<const float*>(smem + kStages * kPanels * kPanelBytes + slot * kScaleBytes), next);
+                reinterpret_cast<const float*>(smem + kStages * kPanels * kPanelBytes + slot * kScaleBytes), next);
         // stage() waited for its products: the slot may be refilled
         if constexpr (kCluster > 1) {
             __syncwarp();
             if ((threadIdx.x & 31) == 0)
-                for (int rank = 0; rank < kCluster; ++rank) mbar_arrive_at(empty + 8 * slot, rank);
+                for (int rank = 0; rank < kCluster; ++rank)
+                    mbar_arrive_at(empty + 8 * slot, rank);
         } else {
             mbar_arrive(empty + 8 * slot);
         }
@@ -513,24 +541,24 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
 // ------------------------------------------------------------------ workspace
 
 struct Plan {
-    int* counts;        // [32] rows of each local expert
-    int* offsets;       // [33] first row of each expert
-    int* tiles;         // [max_tiles][2] (expert, first row within it)
-    int* num_tiles;     // [1]
-    int* slot_local;    // [T * 8] local expert of the slot, or -1
-    int* slot_row;      // [T * 8] its row within the expert, then its global row
+    int* counts; // [32] rows of each local expert
+    int* offsets; // [33] first row of each expert
+    int* tiles; // [max_tiles][2] (expert, first row within it)
+    int* num_tiles; // [1]
+    int* slot_local; // [T * 8] local expert of the slot, or -1
+    int* slot_row; // [T * 8] its row within the expert, then its global row
     float* slot_weight; // [T * 8]
-    int* row_token;     // [T * 8] token of each row
-    float* row_weight;  // [T * 8]
-    u8* c;              // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
-    float* c_scale;     // [T * 8][32] C's scale per 64 columns
-    float* o;           // [T * 8][7168] weighted expert outputs
+    int* row_token; // [T * 8] token of each row
+    float* row_weight; // [T * 8]
+    u8* c; // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
+    float* c_scale; // [T * 8][32] C's scale per 64 columns
+    float* o; // [T * 8][7168] weighted expert outputs
 #if MOE_TMA1 == 2
-    u8* xa;             // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
+    u8* xa; // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
 #endif
 #if MOE_SPLIT_K > 1
-    int* arrivals;      // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM; plan zeroes
-    float4* partial;    // [kMaxSplitItems][16][256 threads] a split CTA's partial sums
+    int* arrivals; // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM; plan zeroes
+    float4* partial; // [kMaxSplitItems][16][256 threads] a split CTA's partial sums
 #endif
 };
 
@@ -558,8 +586,9 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
     kernel_start();
     const int lane = threadIdx.x & 31;
     const int64_t t = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
-    if (t >= a.seq_len) return;
-    float s[8], b[8];  // lane l holds experts 8 l .. 8 l + 7; a group is 4 lanes
+    if (t >= a.seq_len)
+        return;
+    float s[8], b[8]; // lane l holds experts 8 l .. 8 l + 7; a group is 4 lanes
 #if MOE_ROUTE_REDUX
     {
         const float4* logits = reinterpret_cast<const float4*>(a.routing_logits + t * kExperts + lane * 8);
@@ -590,7 +619,7 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         }
     }
 #pragma unroll
-    for (int off = 1; off < 4; off *= 2) {  // merge the group's four top-2 pairs
+    for (int off = 1; off < 4; off *= 2) { // merge the group's four top-2 pairs
         const float o0 = __shfl_xor_sync(0xffffffffu, top0, off), o1 = __shfl_xor_sync(0xffffffffu, top1, off);
         const float hi = fmaxf(top0, o0);
         top1 = fmaxf(fminf(top0, o0), fmaxf(top1, o1));
@@ -600,7 +629,7 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
     // Each round takes the largest key still in play, and among lanes holding it the smallest
     // group or expert index: the order of the shuffle rounds below, in two reductions.
     const unsigned group = lane * 8 / kGroupSize;
-    const unsigned group_key = order_key(top0 + top1 + 0.0f);  // the same in the group's four lanes
+    const unsigned group_key = order_key(top0 + top1 + 0.0f); // the same in the group's four lanes
     unsigned kept = 0;
     for (int n = 0; n < kKeptGroups; ++n) {
         const unsigned key = kept >> group & 1u ? 0u : group_key;
@@ -608,9 +637,10 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         kept |= 1u << __reduce_min_sync(0xffffffffu, key == top ? group : ~0u);
     }
     const bool mine = kept >> group & 1u;
-    unsigned key[8];  // 0: not in play (a kept group's finite score has a larger key)
+    unsigned key[8]; // 0: not in play (a kept group's finite score has a larger key)
 #pragma unroll
-    for (int j = 0; j < 8; ++j) key[j] = mine ? order_key(b[j] + 0.0f) : 0u;
+    for (int j = 0; j < 8; ++j)
+        key[j] = mine ? order_key(b[j] + 0.0f) : 0u;
     int chosen = -1;
     float chosen_s = 0.0f, sum = 0.0f;
     for (int k = 0; k < kTopK; ++k) {
@@ -619,7 +649,7 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         float best_s = 0.0f;
 #pragma unroll
         for (int j = 0; j < 8; ++j)
-            if (key[j] > best) {  // strictly: the lowest j among equals
+            if (key[j] > best) { // strictly: the lowest j among equals
                 best = key[j];
                 best_j = j;
                 best_s = s[j];
@@ -629,7 +659,8 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         const float winner_s = __shfl_sync(0xffffffffu, best_s, (int)winner / 8);
 #pragma unroll
         for (int j = 0; j < 8; ++j)
-            if ((unsigned)(lane * 8 + j) == winner) key[j] = 0u;
+            if ((unsigned)(lane * 8 + j) == winner)
+                key[j] = 0u;
         if (lane == k) {
             chosen = (int)winner;
             chosen_s = winner_s;
@@ -639,12 +670,14 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
 #else
     float score[kGroups];
 #pragma unroll
-    for (int g = 0; g < kGroups; ++g) score[g] = __shfl_sync(0xffffffffu, top0 + top1, g * 4);
+    for (int g = 0; g < kGroups; ++g)
+        score[g] = __shfl_sync(0xffffffffu, top0 + top1, g * 4);
     unsigned kept = 0;
     for (int n = 0; n < kKeptGroups; ++n) {
         int best = -1;
         for (int g = 0; g < kGroups; ++g)
-            if (!(kept >> g & 1u) && (best < 0 || score[g] > score[best])) best = g;
+            if (!(kept >> g & 1u) && (best < 0 || score[g] > score[best]))
+                best = g;
         kept |= 1u << best;
     }
     const bool mine = kept >> (lane * 8 / kGroupSize) & 1u;
@@ -655,14 +688,17 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         Best own {-CUDART_INF_F, 0.0f, INT_MAX};
 #pragma unroll
         for (int j = 0; j < 8; ++j)
-            if (mine && !(taken >> j & 1u) && (own.index == INT_MAX || b[j] > own.value)) own = {b[j], s[j], lane * 8 + j};
+            if (mine && !(taken >> j & 1u) && (own.index == INT_MAX || b[j] > own.value))
+                own = {b[j], s[j], lane * 8 + j};
 #pragma unroll
         for (int off = 16; off > 0; off /= 2) {
             const Best other {__shfl_xor_sync(0xffffffffu, own.value, off), __shfl_xor_sync(0xffffffffu, own.s, off),
-                              __shfl_xor_sync(0xffffffffu, own.index, off)};
-            if (better(other, own)) own = other;
+                __shfl_xor_sync(0xffffffffu, own.index, off)};
+            if (better(other, own))
+                own = other;
         }
-        if (own.index / 8 == lane) taken |= 1u << (own.index % 8);
+        if (own.index / 8 == lane)
+            taken |= 1u << (own.index % 8);
         if (lane == k) {
             chosen = own.index;
             chosen_s = own.s;
@@ -670,7 +706,8 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         sum += own.s;
     }
 #endif
-    if (lane >= kTopK) return;
+    if (lane >= kTopK)
+        return;
     const int64_t slot = t * kTopK + lane;
     const int le = chosen - a.local_expert_offset;
     p.slot_weight[slot] = chosen_s / (sum + 1e-20f) * a.routed_scaling_factor;
@@ -687,7 +724,7 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
 __global__ void plan_kernel(Plan p)
 {
     kernel_start();
-    const int lane = threadIdx.x;  // one warp, one lane per local expert
+    const int lane = threadIdx.x; // one warp, one lane per local expert
     const int count = p.counts[lane], tiles = (count + kTile - 1) / kTile;
     int rows = count, first_tile = tiles;
 #pragma unroll
@@ -710,7 +747,8 @@ __global__ void plan_kernel(Plan p)
     }
 #if MOE_SPLIT_K > 1
     // The split GEMMs count arrivals from zero; here rather than a memset, which costs a launch.
-    for (int i = lane; i < 2 * kMaxSplitItems; i += 32) p.arrivals[i] = 0;
+    for (int i = lane; i < 2 * kMaxSplitItems; i += 32)
+        p.arrivals[i] = 0;
 #endif
 }
 
@@ -718,9 +756,11 @@ __global__ void scatter_kernel(Plan p, int64_t slots)
 {
     kernel_start();
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= slots) return;
+    if (i >= slots)
+        return;
     const int le = p.slot_local[i];
-    if (le < 0) return;
+    if (le < 0)
+        return;
     const int row = p.offsets[le] + p.slot_row[i];
     p.row_token[row] = (int)(i / kTopK);
     p.row_weight[row] = p.slot_weight[i];
@@ -751,7 +791,9 @@ struct RowBoxes {
     int rows, count;
     // big: the box of a tile over 2 kCBoxRows rows (kTile; MOE_CLUSTER2: kTile / 2, one a CTA).
     __device__ explicit RowBoxes(int tile_rows, int big = kTile)
-        : small(tile_rows <= 2 * kCBoxRows), rows(small ? kCBoxRows : big), count((tile_rows + rows - 1) / rows)
+        : small(tile_rows <= 2 * kCBoxRows)
+        , rows(small ? kCBoxRows : big)
+        , count((tile_rows + rows - 1) / rows)
     {
     }
     __device__ uint32_t bytes(int panels) const { return (uint32_t)(panels * count * rows * 128); }
@@ -779,15 +821,14 @@ struct Item {
 // tiles, columns) CTAs re-read every tile's rows in every column block's wave and launched CTAs
 // past the plan's tiles).  Where the pairs would leave SMs idle, each pair's k range is cut into
 // up to MOE_SPLIT_K splits (all items then fit in one wave).
-template <class Body>
-__device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body)
+template<class Body> __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body)
 {
     const int pairs = *p.num_tiles * columns;
     const int wave = min((int)gridDim.x, kMaxSplitItems);
     const int splits = pairs > 0 ? max(1, min(MOE_SPLIT_K, wave / pairs)) : 1;
     const int items = pairs * splits;
     for (int w = blockIdx.x; w < items; w += gridDim.x) {
-        __syncthreads();  // the previous item's last readers of shared memory are done
+        __syncthreads(); // the previous item's last readers of shared memory are done
         const int pair = w / splits;
         body(Item {pair / columns, pair % columns, w % splits, splits});
     }
@@ -795,7 +836,7 @@ __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body
 
 // walk_items for clusters of two CTAs (MOE_CLUSTER2): a cluster walks (tile, column pair) items,
 // its CTA of rank r taking column 2 j + r of pair j, so both stream the same tile's rows.
-template <class Body>
+template<class Body>
 [[maybe_unused]] __device__ __forceinline__ void walk_item_pairs(const Plan& p, int columns, Body body)
 {
     const int rank = cluster_rank(), clusters = cluster_count(), half = columns / 2;
@@ -804,7 +845,7 @@ template <class Body>
     const int splits = pairs > 0 ? max(1, min(MOE_SPLIT_K, wave / pairs)) : 1;
     const int items = pairs * splits;
     for (int w = cluster_index(); w < items; w += clusters) {
-        __syncthreads();  // the previous item's last readers of shared memory are done
+        __syncthreads(); // the previous item's last readers of shared memory are done
         const int pair = w / splits;
         body(Item {pair / half, 2 * (pair % half) + rank, w % splits, splits});
     }
@@ -817,7 +858,8 @@ template <class Body>
 __device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Item& it, int gemm, int pair)
 {
 #if MOE_SPLIT_K > 1
-    if (it.splits == 1) return true;
+    if (it.splits == 1)
+        return true;
     int* arrivals = p.arrivals + gemm * kMaxSplitItems;
     __shared__ int last;
     const int base = pair * it.splits;
@@ -827,12 +869,15 @@ __device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Ite
             make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
     __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(arrivals + pair, 1) == it.splits - 1;
+    if (threadIdx.x == 0)
+        last = atomicAdd(arrivals + pair, 1) == it.splits - 1;
     __syncthreads();
-    if (!last) return false;
+    if (!last)
+        return false;
     __threadfence();
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    for (int e = 0; e < 64; ++e)
+        acc[e] = 0.0f;
     for (int s = 0; s < it.splits; ++s) {
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
@@ -851,8 +896,8 @@ dim3 items_grid(int64_t max_tiles, int columns)
 {
     static const int sms = [] {
         int device = 0, count = 0;
-        if (cudaGetDevice(&device) != cudaSuccess ||
-            cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+        if (cudaGetDevice(&device) != cudaSuccess
+            || cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
             count = 132;
         return count;
     }();
@@ -876,15 +921,16 @@ struct Gemm1Maps {
     const CUtensorMap *w1, *xa, *xa_small;
 };
 
-__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used,
-                                           const Gemm1Maps& maps)
+__device__ __forceinline__ void gemm1_item(
+    const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used, const Gemm1Maps& maps)
 {
     const TileRows tr = tile_rows(p, it.tile);
     const int le = tr.le, first = tr.first, rows = tr.rows;
     const int n0 = it.col * kUpCols;
     // The ring's blocks: kPair1 k blocks each.
     const int k_first = it.first(kHiddenBlocks / kPair1), k_last = it.last(kHiddenBlocks / kPair1);
-    if (threadIdx.x < kTile) token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
+    if (threadIdx.x < kTile)
+        token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
     __syncthreads();
     const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
     const u8* w1 = reinterpret_cast<const u8*>(a.gemm1_weights) + (int64_t)le * kGemm1Out * kHidden;
@@ -897,9 +943,10 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                                        : s1 + (t == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
     const int64_t step = t < kTile ? a.seq_len : 1;
     const int scale_bytes = t < kTile ? (tok >= 0 ? 4 : 0) : 4;
-    Acc acc, part;  // part too: a fresh wgmma still names it as an input
+    Acc acc, part; // part too: a fresh wgmma still names it as an input
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
+    for (int e = 0; e < 64; ++e)
+        acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows);
     gemm_pipeline<kStages1, kPair1, kPair1 * kBlock, kScaleBytes1, MOE_TMA1, 1, kPair1>(
         smem, k_first, k_last, used,
@@ -909,17 +956,19 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
             for (int j = 0; j < kPair1; ++j)
                 if (t < kTile + 2)
-                    cp_async_small<4>(dst + 4 * (j * (kTile + 4) + t), scale_src + (kPair1 * kb + j) * step, scale_bytes);
+                    cp_async_small<4>(
+                        dst + 4 * (j * (kTile + 4) + t), scale_src + (kPair1 * kb + j) * step, scale_bytes);
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
 #pragma unroll
-            for (int j = 0; j < kPair1; ++j) {  // k block j of the stage
+            for (int j = 0; j < kPair1; ++j) { // k block j of the stage
                 const float* sj = scales + j * (kTile + 4);
                 const float4 sc = make_float4(sj[acc_row(0)], sj[acc_row(2)], sj[kTile], sj[kTile + 1]);
                 ready(part);
                 issue<kBlock / 32>(part, a_panel + j * kPanelBytes, b_panel + j * kPanelBytes, 0, true);
                 commit_products();
-                if (j == 0) next();
+                if (j == 0)
+                    next();
                 wait_products(part);
                 // The four (row, up or gate) products of the scales, one FFMA an element.
                 const float s00 = sc.x * sc.z, s01 = sc.x * sc.w, s10 = sc.y * sc.z, s11 = sc.y * sc.w;
@@ -928,17 +977,18 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                     acc[e] += part[e] * ((e >> 1) & 1 ? (e < 32 ? s10 : s11) : (e < 32 ? s00 : s01));
             }
         },
-        [&](int kb, uint32_t dst, uint32_t bar) {  // (A's rows,) then B: 64 up rows, the 64 gate rows
+        [&](int kb, uint32_t dst, uint32_t bar) { // (A's rows,) then B: 64 up rows, the 64 gate rows
             if (MOE_TMA1 == 2)
                 for (int box = 0; box < boxes.count; ++box)
                     tma_load_2d(dst + box * boxes.rows * 128, boxes.small ? maps.xa_small : maps.xa, kb * kBlock,
-                                first + box * boxes.rows, bar);
+                        first + box * boxes.rows, bar);
             const int w_row = le * kGemm1Out + n0;
             tma_load_2d(dst + kPanelBytes, maps.w1, kb * kBlock, w_row, bar);
             tma_load_2d(dst + kPanelBytes + kUpCols * 128, maps.w1, kb * kBlock, w_row + kInter, bar);
         },
         (MOE_TMA1 == 2 ? boxes.bytes(1) : 0u) + kPanelBytes);
-    if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols))) return;
+    if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols)))
+        return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
     // threads of a quad: one scale per row from their largest |C|.
     float cv[32], amax[2] = {0.0f, 0.0f};
@@ -954,14 +1004,17 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
         amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 1));
         amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
         const int r = acc_row(2 * h);
-        if (amax[h] < kTinyC) amax[h] = 0.0f;  // 448 / amax would overflow: such a C counts as zero
-        if (r < rows && (threadIdx.x & 3) == 0) p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / kE4m3Max;
+        if (amax[h] < kTinyC)
+            amax[h] = 0.0f; // 448 / amax would overflow: such a C counts as zero
+        if (r < rows && (threadIdx.x & 3) == 0)
+            p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / kE4m3Max;
     }
     const int kb = n0 / kBlock, in_block = n0 % kBlock;
 #pragma unroll
     for (int idx = 0; idx < 32; idx += 2) {
         const int r = acc_row(idx);
-        if (r >= rows) continue;
+        if (r >= rows)
+            continue;
         const float m = amax[(idx >> 1) & 1], inv = m > 0.0f ? kE4m3Max / m : 0.0f;
         float2 v = make_float2(cv[idx] * inv, cv[idx + 1] * inv), back;
         u8* out = smem + kGemm1Ring + r * kStageRow + acc_col(idx);
@@ -980,18 +1033,18 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     for (int j = 0; j < 64 * kPieces / 128; ++j) {
         const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces;
         const int plane = c % kPieces / 4, q = c % 4;
-        if (row >= rows) continue;
+        if (row >= rows)
+            continue;
         const uint4 v = *reinterpret_cast<const uint4*>(smem + kGemm1Ring + row * kStageRow + plane * kUpCols + 16 * q);
-        *reinterpret_cast<uint4*>(p.c + (int64_t)(first + row) * kCRowBytes + kb * kCPlanes * kBlock + plane * kBlock +
-                                  in_block + 16 * q) = v;
+        *reinterpret_cast<uint4*>(p.c + (int64_t)(first + row) * kCRowBytes + kb * kCPlanes * kBlock + plane * kBlock
+            + in_block + 16 * q) = v;
     }
 }
 
 // Column block `col`: hidden columns 128 col...
 // The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
 __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
-                                           const CUtensorMap* map_c, const CUtensorMap* map_c_small,
-                                           const CUtensorMap* map_w2)
+    const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2)
 {
     const TileRows tr = tile_rows(p, it.tile);
     const int le = tr.le, first = tr.first, rows = tr.rows;
@@ -1007,9 +1060,10 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
     const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
     const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
-    Acc acc, part;  // part too: a fresh wgmma still names it as an input
+    Acc acc, part; // part too: a fresh wgmma still names it as an input
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = part[e] = 0.0f;
+    for (int e = 0; e < 64; ++e)
+        acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows, kTile / kCluster2);
     const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
     gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2>(
@@ -1017,8 +1071,10 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t dst) {
-            if (t < kTile) cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
-            else if (t == kTile) cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
+            if (t < kTile)
+                cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
+            else if (t == kTile)
+                cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
             // C's scales times W2's: row 0's halves 0 and 1, then row 1's.
@@ -1030,52 +1086,55 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 ready(part);
-                // Smallest plane first: each wgmma cuts its products and the running sum to about
-                // 13 bits below the largest of them, so plane 0 last costs the small planes nothing.
+            // Smallest plane first: each wgmma cuts its products and the running sum to about
+            // 13 bits below the largest of them, so plane 0 last costs the small planes nothing.
 #pragma unroll
                 for (int plane = kCPlanes - 1; plane >= 0; --plane)
-                    issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf,
-                                       plane == kCPlanes - 1);
+                    issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf, plane == kCPlanes - 1);
                 commit_products();
-                if (h == 0) next();
+                if (h == 0)
+                    next();
                 wait_products(part);
                 const float x0 = h ? sc.y : sc.x, x1 = h ? sc.w : sc.z;
 #pragma unroll
-                for (int e = 0; e < 64; ++e) acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
+                for (int e = 0; e < 64; ++e)
+                    acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
             }
         },
-        [&](int kb, uint32_t dst, uint32_t bar) {  // block kb's three C planes, then W2's panel
-            if (MOE_CLUSTER2) {  // box r from the CTA of rank r, to both (a tile has one or two)
+        [&](int kb, uint32_t dst, uint32_t bar) { // block kb's three C planes, then W2's panel
+            if (MOE_CLUSTER2) { // box r from the CTA of rank r, to both (a tile has one or two)
                 const int box = cluster_rank();
                 if (box < boxes.count)
 #pragma unroll
                     for (int plane = 0; plane < kCPlanes; ++plane)
                         tma_load_2d_multicast(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
-                                              kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar, 3);
+                            kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar, 3);
             } else {
                 for (int box = 0; box < boxes.count; ++box)
 #pragma unroll
                     for (int plane = 0; plane < kCPlanes; ++plane)
                         tma_load_2d(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
-                                    kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
+                            kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
             }
             tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
         },
         boxes.bytes(kCPlanes) + kPanelBytes);
-    if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile))) return;
+    if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile)))
+        return;
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
         const int r = acc_row(idx), c = acc_col(idx);
-        if (r >= rows) continue;
+        if (r >= rows)
+            continue;
         const float w = (idx >> 1) & 1 ? weight1 : weight0;
-        *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) = make_float2(acc[idx] * w, acc[idx + 1] * w);
+        *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
+            make_float2(acc[idx] * w, acc[idx + 1] * w);
     }
 }
 
 #if MOE_TMA1
-__global__ void __launch_bounds__(kThreads)
-    gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1, const __grid_constant__ CUtensorMap map_xa,
-                 const __grid_constant__ CUtensorMap map_xa_small)
+__global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_w1,
+    const __grid_constant__ CUtensorMap map_xa, const __grid_constant__ CUtensorMap map_xa_small)
 {
     const Gemm1Maps maps {&map_w1, &map_xa, &map_xa_small};
 #else
@@ -1087,7 +1146,7 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     extern __shared__ u8 smem_raw[];
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
-    int used = 0;  // blocks streamed through the ring so far
+    int used = 0; // blocks streamed through the ring so far
     walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, maps); });
 }
 
@@ -1098,8 +1157,8 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 #endif
 #if MOE_TMA2
 __global__ void __launch_bounds__(kThreads) MOE_GEMM2_CLUSTER
-    gemm2_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_c_small,
-                 const __grid_constant__ CUtensorMap map_w2)
+    gemm2_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_c,
+        const __grid_constant__ CUtensorMap map_c_small, const __grid_constant__ CUtensorMap map_w2)
 {
     const CUtensorMap *c = &map_c, *c_small = &map_c_small, *w2 = &map_w2;
 #else
@@ -1110,10 +1169,10 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
     kernel_start();
     extern __shared__ u8 smem_raw[];
     u8* smem = align1024(smem_raw);
-    int used = 0;  // blocks streamed through the ring so far
+    int used = 0; // blocks streamed through the ring so far
 #if MOE_CLUSTER2
     walk_item_pairs(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
-    cluster_sync();  // no CTA leaves while the other may still copy into it or arrive on its barriers
+    cluster_sync(); // no CTA leaves while the other may still copy into it or arrive on its barriers
 #else
     walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
 #endif
@@ -1130,15 +1189,23 @@ __global__ void combine_kernel(KsArgs a, Plan p)
         const int h = (int)(v % (kHidden / 8)) * 8;
         float sum[8] = {};
         for (int k = 0; k < kTopK; ++k) {
-            if (p.slot_local[t * kTopK + k] < 0) continue;
+            if (p.slot_local[t * kTopK + k] < 0)
+                continue;
             const float4* o = reinterpret_cast<const float4*>(p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h);
             const float4 lo = o[0], hi = o[1];
-            sum[0] += lo.x; sum[1] += lo.y; sum[2] += lo.z; sum[3] += lo.w;
-            sum[4] += hi.x; sum[5] += hi.y; sum[6] += hi.z; sum[7] += hi.w;
+            sum[0] += lo.x;
+            sum[1] += lo.y;
+            sum[2] += lo.z;
+            sum[3] += lo.w;
+            sum[4] += hi.x;
+            sum[5] += hi.y;
+            sum[6] += hi.z;
+            sum[7] += hi.w;
         }
         __align__(16) __nv_bfloat162 out[4];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) out[j] = __floats2bfloat162_rn(sum[2 * j], sum[2 * j + 1]);
+        for (int j = 0; j < 4; ++j)
+            out[j] = __floats2bfloat162_rn(sum[2 * j], sum[2 * j + 1]);
         *reinterpret_cast<uint4*>(a.output + t * kHidden + h) = *reinterpret_cast<const uint4*>(out);
     }
 }
@@ -1150,8 +1217,9 @@ decltype(&cuTensorMapEncodeTiled) tensor_map_encoder()
     static const auto encoder = [] {
         void* fn = nullptr;
         cudaDriverEntryPointQueryResult found {};
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-            found != cudaDriverEntryPointSuccess)
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found)
+                != cudaSuccess
+            || found != cudaDriverEntryPointSuccess)
             fn = nullptr;
         return reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(fn);
     }();
@@ -1167,15 +1235,23 @@ bool panel_map(CUtensorMap& map, const void* base, uint64_t rows, uint64_t row_b
     const cuuint64_t strides[1] = {row_bytes};
     const cuuint32_t box[2] = {(cuuint32_t)kBlock, box_rows};
     const cuuint32_t steps[2] = {1, 1};
-    return encode && encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, steps,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return encode
+        && encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box, steps,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+        == CUDA_SUCCESS;
 }
 #endif
 
-size_t align256(size_t v) { return (v + 255) / 256 * 256; }
+size_t align256(size_t v)
+{
+    return (v + 255) / 256 * 256;
+}
 
-unsigned grid_of(int64_t items, int64_t cap) { return (unsigned)(items < cap ? (items > 0 ? items : 1) : cap); }
+unsigned grid_of(int64_t items, int64_t cap)
+{
+    return (unsigned)(items < cap ? (items > 0 ? items : 1) : cap);
+}
 
 // Carves the workspace; returns the bytes it needs (nothing is written when base is null).
 size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
@@ -1209,26 +1285,27 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     return at;
 }
 
-}  // namespace
+} // namespace
 
 extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_bytes, ks_stream_t stream)
 {
-    if (!args || args->seq_len < 0) return (int)cudaErrorInvalidValue;
+    if (!args || args->seq_len < 0)
+        return (int)cudaErrorInvalidValue;
     const int64_t T = args->seq_len;
-    if (T == 0) return 0;
-    const int64_t max_tiles = (T * kTopK + kTile - 1) / kTile + kLocal;  // each expert wastes under a tile
+    if (T == 0)
+        return 0;
+    const int64_t max_tiles = (T * kTopK + kTile - 1) / kTile + kLocal; // each expert wastes under a tile
     Plan p {};
-    if (T * kTopK > INT_MAX / 2 || max_tiles > 65535 || !workspace ||
-        workspace_bytes < carve(nullptr, T, max_tiles, p))
+    if (T * kTopK > INT_MAX / 2 || max_tiles > 65535 || !workspace || workspace_bytes < carve(nullptr, T, max_tiles, p))
         return (int)cudaErrorInvalidValue;
     carve(static_cast<unsigned char*>(workspace), T, max_tiles, p);
 #if MOE_TMA1
-    CUtensorMap map_w1, map_xa {}, map_xa_small {};  // the A maps stay unused below MOE_TMA1 2
+    CUtensorMap map_w1, map_xa {}, map_xa_small {}; // the A maps stay unused below MOE_TMA1 2
     if (!panel_map(map_w1, args->gemm1_weights, (uint64_t)kLocal * kGemm1Out, kHidden, kUpCols))
         return (int)cudaErrorNotSupported;
 #if MOE_TMA1 == 2
-    if (!panel_map(map_xa, p.xa, (uint64_t)T * kTopK, kHidden, kTile) ||
-        !panel_map(map_xa_small, p.xa, (uint64_t)T * kTopK, kHidden, kCBoxRows))
+    if (!panel_map(map_xa, p.xa, (uint64_t)T * kTopK, kHidden, kTile)
+        || !panel_map(map_xa_small, p.xa, (uint64_t)T * kTopK, kHidden, kCBoxRows))
         return (int)cudaErrorNotSupported;
 #endif
 #endif
@@ -1237,23 +1314,27 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     // the workspace no tile has written, or (past the last slot) zeros.  Their products land in
     // rows the epilogue does not store.
     CUtensorMap map_c, map_c_small, map_w2;
-    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile / kCluster2) ||
-        !panel_map(map_c_small, p.c, (uint64_t)T * kTopK, kCRowBytes, kCBoxRows) ||
-        !panel_map(map_w2, args->gemm2_weights, (uint64_t)kLocal * kHidden, kInter, kTile))
+    if (!panel_map(map_c, p.c, (uint64_t)T * kTopK, kCRowBytes, kTile / kCluster2)
+        || !panel_map(map_c_small, p.c, (uint64_t)T * kTopK, kCRowBytes, kCBoxRows)
+        || !panel_map(map_w2, args->gemm2_weights, (uint64_t)kLocal * kHidden, kInter, kTile))
         return (int)cudaErrorNotSupported;
-#endif  // the maps are made before the first launch, so that a failure leaves nothing queued
+#endif // the maps are made before the first launch, so that a failure leaves nothing queued
 
     static const cudaError_t configured = [] {
         cudaError_t err = cudaFuncSetAttribute(gemm1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm1Smem);
-        if (err == cudaSuccess) err = cudaFuncSetAttribute(gemm2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm2Smem);
+        if (err == cudaSuccess)
+            err = cudaFuncSetAttribute(gemm2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm2Smem);
         return err;
     }();
-    if (configured != cudaSuccess) return (int)configured;
+    if (configured != cudaSuccess)
+        return (int)configured;
 
     const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
-    if (err != cudaSuccess) return (int)err;
-    const dim3 scatter_grid((unsigned)((T * kTopK + 255) / 256)), gemm1_grid = items_grid(max_tiles, kInter / kUpCols),
-        gemm2_grid = items_grid(max_tiles, kHidden / kTile), combine_grid(grid_of((T * (kHidden / 8) + 255) / 256, 8192));
+    if (err != cudaSuccess)
+        return (int)err;
+    const dim3 scatter_grid((unsigned)((T * kTopK + 255) / 256)),
+        gemm1_grid = items_grid(max_tiles, kInter / kUpCols), gemm2_grid = items_grid(max_tiles, kHidden / kTile),
+        combine_grid(grid_of((T * (kHidden / 8) + 255) / 256, 8192));
     route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
 #if MOE_PDL
     // Each a programmatic dependent of the kernel before (see kernel_start).
@@ -1271,12 +1352,17 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         return cudaLaunchKernelEx(&config, kernel, params...);
     };
     cudaError_t launched = cudaGetLastError();
-    if (launched == cudaSuccess) launched = after(plan_kernel, dim3(1), 32, 0, p);
     if (launched == cudaSuccess)
-    if (launched == cudaSuccess) launched = after(scatter_kernel, scatter_grid, 256, 0, p, T * kTopK);
-    if (launched == cudaSuccess) launched = after(gemm1_kernel, gemm1_grid, kThreads, kGemm1Smem, *args, p);
-    if (launched == cudaSuccess) launched = after(gemm2_kernel, gemm2_grid, kThreads, kGemm2Smem, *args, p);
-    if (launched == cudaSuccess) launched = after(combine_kernel, combine_grid, 256, 0, *args, p);
+        launched = after(plan_kernel, dim3(1), 32, 0, p);
+    if (launched == cudaSuccess)
+        if (launched == cudaSuccess)
+            launched = after(scatter_kernel, scatter_grid, 256, 0, p, T * kTopK);
+    if (launched == cudaSuccess)
+        launched = after(gemm1_kernel, gemm1_grid, kThreads, kGemm1Smem, *args, p);
+    if (launched == cudaSuccess)
+        launched = after(gemm2_kernel, gemm2_grid, kThreads, kGemm2Smem, *args, p);
+    if (launched == cudaSuccess)
+        launched = after(combine_kernel, combine_grid, 256, 0, *args, p);
     return (int)launched;
 #else
     plan_kernel<<<1, 32, 0, stream>>>(p);
