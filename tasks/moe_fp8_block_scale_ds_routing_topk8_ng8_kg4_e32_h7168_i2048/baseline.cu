@@ -2,10 +2,12 @@
 // per-expert token permutation, and both grouped GEMMs on Hopper's fp8 warpgroup tensor cores
 // (wgmma.m64n128k32, e4m3 operands, fp32 accumulation).
 //
-//   1. route      a warp per token: sigmoid, biased group scores (top-2 of each group of 32 by
-//                 shuffles), 4 of 8 groups, 8 experts by eight warp-wide arg-max rounds, weights
-//                 normalised without the bias and scaled.  A local expert's slot takes the next
-//                 row of that expert by atomicAdd.
+//   1. route      a warp per token, the logits by two 16-byte loads a lane: sigmoid, biased group
+//                 scores (top-2 of each group of 32 by shuffles), 4 of 8 groups and then 8
+//                 experts, each choice by two warp reductions (redux.sync: the largest order key,
+//                 then the smallest index among the lanes that hold it), weights normalised
+//                 without the bias and scaled.  A local expert's slot takes the next row of that
+//                 expert by atomicAdd.
 //   2. plan       one warp: each expert's first row (a scan of the counts) and the list of
 //                 128-row tiles, so the GEMM grids need no host round trip.
 //   3. scatter    each local slot's row: its token and weight; each slot learns its row.
@@ -85,19 +87,20 @@
 //   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
 //   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
 //   planes' scaling: the tensor work saved goes to those instructions.)
-//   MOE_ROUTE_REDUX (off) routing's group and expert choices by warp reductions (redux.sync:
-//                 the largest order key, then the smallest index among the lanes that hold it)
-//                 instead of five shuffle rounds of (value, weight, index) an expert; the
-//                 logits by two 16-byte loads a lane.  The same choices for finite scores, ties
-//                 and signed zeros included (a NaN's key is its bits' order, not the shuffle
-//                 path's).  Built, not yet timed.
-//   MOE_PDL       (0) 1: every kernel after route is launched as a programmatic dependent of the
+//   MOE_PDL       (1) every kernel after route is launched as a programmatic dependent of the
 //                 one before and waits for it (griddepcontrol.wait) before anything else, so that
 //                 its launch overlaps its predecessor's tail instead of following it (the small
-//                 calls spend about 2 us a kernel boundary); 2: each kernel also lets its
-//                 dependent launch as soon as it starts (griddepcontrol.launch_dependents).
-//                 Every kernel waits, so each one's wait covers all kernels before it.  Built, not
-//                 yet timed.
+//                 calls spent about 2 us a kernel boundary).  Every kernel waits, so each one's
+//                 wait covers all kernels before it.  Lab (H100, session 33, with the routing
+//                 below): 1.246x in the geomean of the 16 workloads (small calls 22.9 -> 13.8
+//                 us); releasing each dependent at its predecessor's start as well
+//                 (griddepcontrol.launch_dependents; removed) ran 1.210x, behind.  0 launches
+//                 every kernel plainly (the TMA knobs need it).
+//   (Measured and settled in session 33: routing's choices by warp reductions instead of five
+//   shuffle rounds of (value, weight, index) an expert, 1.08x alone in the lab, route_kernel
+//   7.8 -> 4.2 us on a small call and 51 -> 25 us on T11948's draw.  The same choices for
+//   finite scores, ties and signed zeros included (a NaN's key is its bits' order); the
+//   shuffle path is at ac95170.)
 //   MOE_PROBE     (0) lab probes, wrong answers by design: 1 streams the GEMMs' copies without
 //                 products or scaling (the copy path's ceiling), 2 runs products and scaling on
 //                 whatever shared memory holds, with no copies (the arithmetic's ceiling).
@@ -133,14 +136,12 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_KPAIR
 #define MOE_KPAIR 0
 #endif
-#ifndef MOE_ROUTE_REDUX
-#define MOE_ROUTE_REDUX 0
-#endif
 #ifndef MOE_PDL
-#define MOE_PDL 0
+#define MOE_PDL 1
 #endif
-static_assert(MOE_PDL >= 0 && MOE_PDL <= 2, "MOE_PDL: 0, 1 (dependent launches) or 2 (released early)");
-static_assert(!MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "MOE_PDL launches the cp.async kernels");
+static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
+static_assert(
+    !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
 static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1; // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
@@ -202,9 +203,7 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p)
 // any early return, as a kernel that finishes counts for the ones after it only if it waited.
 __device__ __forceinline__ void kernel_start()
 {
-    if constexpr (MOE_PDL >= 2)
-        asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-    if constexpr (MOE_PDL >= 1)
+    if constexpr (MOE_PDL)
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
@@ -564,18 +563,8 @@ struct Plan {
 
 // ------------------------------------------------------------------ 1. routing
 
-struct Best {
-    float value, s;
-    int index;
-};
-
-[[maybe_unused]] __device__ __forceinline__ bool better(const Best& a, const Best& b)
-{
-    return a.value > b.value || (a.value == b.value && a.index < b.index);
-}
-
 // A float's order as an unsigned (larger float, larger key; -0 is counted as +0 by the caller).
-[[maybe_unused]] __device__ __forceinline__ unsigned order_key(float f)
+__device__ __forceinline__ unsigned order_key(float f)
 {
     const unsigned u = __float_as_uint(f);
     return u & 0x80000000u ? ~u : u | 0x80000000u;
@@ -589,7 +578,6 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
     if (t >= a.seq_len)
         return;
     float s[8], b[8]; // lane l holds experts 8 l .. 8 l + 7; a group is 4 lanes
-#if MOE_ROUTE_REDUX
     {
         const float4* logits = reinterpret_cast<const float4*>(a.routing_logits + t * kExperts + lane * 8);
         const float4 l0 = logits[0], l1 = logits[1];
@@ -600,14 +588,6 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
             b[j] = s[j] + ks_to_float(a.routing_bias[lane * 8 + j]);
         }
     }
-#else
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-        const int e = lane * 8 + j;
-        s[j] = 1.0f / (1.0f + expf(-a.routing_logits[t * kExperts + e]));
-        b[j] = s[j] + ks_to_float(a.routing_bias[e]);
-    }
-#endif
     float top0 = -CUDART_INF_F, top1 = -CUDART_INF_F;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -625,9 +605,8 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         top1 = fmaxf(fminf(top0, o0), fmaxf(top1, o1));
         top0 = hi;
     }
-#if MOE_ROUTE_REDUX
     // Each round takes the largest key still in play, and among lanes holding it the smallest
-    // group or expert index: the order of the shuffle rounds below, in two reductions.
+    // group or expert index, in two reductions.
     const unsigned group = lane * 8 / kGroupSize;
     const unsigned group_key = order_key(top0 + top1 + 0.0f); // the same in the group's four lanes
     unsigned kept = 0;
@@ -667,45 +646,6 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
         }
         sum += winner_s;
     }
-#else
-    float score[kGroups];
-#pragma unroll
-    for (int g = 0; g < kGroups; ++g)
-        score[g] = __shfl_sync(0xffffffffu, top0 + top1, g * 4);
-    unsigned kept = 0;
-    for (int n = 0; n < kKeptGroups; ++n) {
-        int best = -1;
-        for (int g = 0; g < kGroups; ++g)
-            if (!(kept >> g & 1u) && (best < 0 || score[g] > score[best]))
-                best = g;
-        kept |= 1u << best;
-    }
-    const bool mine = kept >> (lane * 8 / kGroupSize) & 1u;
-    unsigned taken = 0;
-    int chosen = -1;
-    float chosen_s = 0.0f, sum = 0.0f;
-    for (int k = 0; k < kTopK; ++k) {
-        Best own {-CUDART_INF_F, 0.0f, INT_MAX};
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (mine && !(taken >> j & 1u) && (own.index == INT_MAX || b[j] > own.value))
-                own = {b[j], s[j], lane * 8 + j};
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) {
-            const Best other {__shfl_xor_sync(0xffffffffu, own.value, off), __shfl_xor_sync(0xffffffffu, own.s, off),
-                __shfl_xor_sync(0xffffffffu, own.index, off)};
-            if (better(other, own))
-                own = other;
-        }
-        if (own.index / 8 == lane)
-            taken |= 1u << (own.index % 8);
-        if (lane == k) {
-            chosen = own.index;
-            chosen_s = own.s;
-        }
-        sum += own.s;
-    }
-#endif
     if (lane >= kTopK)
         return;
     const int64_t slot = t * kTopK + lane;
