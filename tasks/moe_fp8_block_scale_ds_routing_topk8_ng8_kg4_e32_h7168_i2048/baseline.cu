@@ -96,10 +96,11 @@
 //                 us); releasing each dependent at its predecessor's start as well
 //                 (griddepcontrol.launch_dependents; removed) ran 1.210x, behind.  0 launches
 //                 every kernel plainly (the TMA knobs need it).
-//   MOE_ROUTE_PLAN (0) the route CTA that finishes last (a ticket counter zeroed with the
-//                 counts) lays out the plan, so that plan_kernel is not launched: it takes about
-//                 1.5 us of every call, 11 % of a call with no local pair (13.8 us, session 33).
-//                 Built, not yet timed.
+//   (Measured and removed in session 34, code in 02be852: MOE_ROUTE_PLAN, the route CTA that
+//   finishes last (a ticket counter zeroed with the counts) laying out the plan so that
+//   plan_kernel is not launched.  Lab (H100): 0.992x, matched everywhere; route_kernel grew by
+//   about 2 us on every call (4.3 -> 6.2 us on a small one: every CTA's fence and ticket, then
+//   the plan after the last), more than the 1.5-1.6 us plan_kernel took.)
 //   (Measured and settled in session 33: routing's choices by warp reductions instead of five
 //   shuffle rounds of (value, weight, index) an expert, 1.08x alone in the lab, route_kernel
 //   7.8 -> 4.2 us on a small call and 51 -> 25 us on T11948's draw.  The same choices for
@@ -143,10 +144,6 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_PDL
 #define MOE_PDL 1
 #endif
-#ifndef MOE_ROUTE_PLAN
-#define MOE_ROUTE_PLAN 0
-#endif
-static_assert(MOE_ROUTE_PLAN == 0 || MOE_ROUTE_PLAN == 1, "MOE_ROUTE_PLAN: 0 (plan_kernel) or 1 (the last route CTA)");
 static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
 static_assert(
     !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
@@ -567,9 +564,6 @@ struct Plan {
     int* arrivals; // [2][kMaxSplitItems] split CTAs done per (tile, column) pair, per GEMM; plan zeroes
     float4* partial; // [kMaxSplitItems][16][256 threads] a split CTA's partial sums
 #endif
-#if MOE_ROUTE_PLAN
-    int* route_done; // [1] route CTAs finished; zeroed with counts, right after them
-#endif
 };
 
 // ------------------------------------------------------------------ 1. routing
@@ -581,9 +575,9 @@ __device__ __forceinline__ unsigned order_key(float f)
     return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
-// Routes the calling warp's token.
-__device__ __forceinline__ void route_token(const KsArgs& a, const Plan& p)
+__global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
 {
+    kernel_start();
     const int lane = threadIdx.x & 31;
     const int64_t t = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     if (t >= a.seq_len)
@@ -670,25 +664,13 @@ __device__ __forceinline__ void route_token(const KsArgs& a, const Plan& p)
     }
 }
 
-#if MOE_ROUTE_PLAN
-__device__ __forceinline__ void plan_if_last(const Plan& p);
-#endif
-
-__global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
-{
-    kernel_start();
-    route_token(a, p);
-#if MOE_ROUTE_PLAN
-    plan_if_last(p);
-#endif
-}
-
 // ------------------------------------------------------------------ 2. plan, 3. scatter
 
-// The plan on one warp, a lane per local expert; count: the lane's expert's rows.
-__device__ __forceinline__ void plan_body(const Plan& p, int lane, int count)
+__global__ void plan_kernel(Plan p)
 {
-    const int tiles = (count + kTile - 1) / kTile;
+    kernel_start();
+    const int lane = threadIdx.x; // one warp, one lane per local expert
+    const int count = p.counts[lane], tiles = (count + kTile - 1) / kTile;
     int rows = count, first_tile = tiles;
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {
@@ -714,32 +696,6 @@ __device__ __forceinline__ void plan_body(const Plan& p, int lane, int count)
         p.arrivals[i] = 0;
 #endif
 }
-
-__global__ void plan_kernel(Plan p)
-{
-    kernel_start();
-    const int lane = threadIdx.x; // one warp, one lane per local expert
-    plan_body(p, lane, p.counts[lane]);
-}
-
-#if MOE_ROUTE_PLAN
-// The route CTA that finishes last lays the plan out, so that plan_kernel is not launched.  Each
-// thread's fence orders its slot writes and count increments before its CTA's ticket; the last
-// CTA's fence orders its reads of the counts (from L2) after every ticket.
-__device__ __forceinline__ void plan_if_last(const Plan& p)
-{
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0)
-        last = atomicAdd(p.route_done, 1) == (int)gridDim.x - 1;
-    __syncthreads();
-    if (last && threadIdx.x < 32) {
-        __threadfence();
-        plan_body(p, threadIdx.x, __ldcg(p.counts + threadIdx.x));
-    }
-}
-#endif
 
 __global__ void scatter_kernel(Plan p, int64_t slots)
 {
@@ -843,7 +799,7 @@ template<class Body>
 // For a split item: leaves this CTA's partial sums for the others of its pair and returns true
 // in the CTA that arrives last, with acc the sum of every split's partial in split order (so the
 // result does not depend on which CTA finishes last); the others return false and skip the
-// epilogue.  The plan (plan_body) zeroes `arrivals` before the GEMMs run.
+// epilogue.  plan_kernel zeroes `arrivals` before the GEMMs run.
 __device__ __forceinline__ bool gather_splits(Acc& acc, const Plan& p, const Item& it, int gemm, int pair)
 {
 #if MOE_SPLIT_K > 1
@@ -1252,10 +1208,7 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
         return here;
     };
     const size_t slots = (size_t)T * kTopK;
-    p.counts = reinterpret_cast<int*>(take((kLocal + MOE_ROUTE_PLAN) * sizeof(int)));
-#if MOE_ROUTE_PLAN
-    p.route_done = base ? p.counts + kLocal : nullptr;
-#endif
+    p.counts = reinterpret_cast<int*>(take(kLocal * sizeof(int)));
     p.offsets = reinterpret_cast<int*>(take((kLocal + 1) * sizeof(int)));
     p.tiles = reinterpret_cast<int*>(take((size_t)max_tiles * 2 * sizeof(int)));
     p.num_tiles = reinterpret_cast<int*>(take(sizeof(int)));
@@ -1321,7 +1274,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     if (configured != cudaSuccess)
         return (int)configured;
 
-    const cudaError_t err = cudaMemsetAsync(p.counts, 0, (kLocal + MOE_ROUTE_PLAN) * sizeof(int), stream);
+    const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
     if (err != cudaSuccess)
         return (int)err;
     const dim3 scatter_grid((unsigned)((T * kTopK + 255) / 256)),
@@ -1344,7 +1297,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         return cudaLaunchKernelEx(&config, kernel, params...);
     };
     cudaError_t launched = cudaGetLastError();
-    if (launched == cudaSuccess && !MOE_ROUTE_PLAN)
+    if (launched == cudaSuccess)
         launched = after(plan_kernel, dim3(1), 32, 0, p);
     if (launched == cudaSuccess)
         launched = after(scatter_kernel, scatter_grid, 256, 0, p, T * kTopK);
@@ -1356,8 +1309,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         launched = after(combine_kernel, combine_grid, 256, 0, *args, p);
     return (int)launched;
 #else
-    if (!MOE_ROUTE_PLAN)
-        plan_kernel<<<1, 32, 0, stream>>>(p);
+    plan_kernel<<<1, 32, 0, stream>>>(p);
     scatter_kernel<<<scatter_grid, 256, 0, stream>>>(p, T * kTopK);
 #if MOE_TMA1
 #if MOE_TMA1 == 2
