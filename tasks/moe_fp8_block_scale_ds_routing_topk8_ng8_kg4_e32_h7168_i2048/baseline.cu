@@ -96,11 +96,12 @@
 //                 us); releasing each dependent at its predecessor's start as well
 //                 (griddepcontrol.launch_dependents; removed) ran 1.210x, behind.  0 launches
 //                 every kernel plainly (the TMA knobs need it).
-//   MOE_PREFETCH  (0) a GEMM CTA issues the copies of its next item's first k blocks (the ring's
-//                 first stages) as soon as its current item's products are read, before that
-//                 item's epilogue, instead of after it: the next item's first products then need
-//                 not wait a whole round trip to memory past the epilogue.  Lab (H100, session
-//                 34): matched, 0.992x (T11948 3,172 -> 3,482 us); removed in the next commit.
+//   (Measured and removed in session 34, code in ba7ff83: MOE_PREFETCH, a GEMM CTA issuing its
+//   next item's first copies right after its current item's products, before the epilogue.
+//   Lab (H100): 0.992x, matched everywhere; T11948's draw 3,172 -> 3,482 us, GEMM 1 and GEMM 2
+//   3 % and 2 % slower by the profiler.  Not measured, but likely: the warpgroup that finishes
+//   first waits for the other's last slot before its own epilogue, and the epilogue's stores
+//   meet the new copies.)
 //   (Measured and removed in session 34, code in 02be852: MOE_ROUTE_PLAN, the route CTA that
 //   finishes last (a ticket counter zeroed with the counts) laying out the plan so that
 //   plan_kernel is not launched.  Lab (H100): 0.992x, matched everywhere; route_kernel grew by
@@ -149,11 +150,6 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_PDL
 #define MOE_PDL 1
 #endif
-#ifndef MOE_PREFETCH
-#define MOE_PREFETCH 0
-#endif
-static_assert(MOE_PREFETCH == 0 || MOE_PREFETCH == 1, "MOE_PREFETCH: 0 or 1 (the next item's first copies early)");
-static_assert(!MOE_PREFETCH || (!MOE_TMA1 && !MOE_TMA2 && !MOE_CLUSTER2), "MOE_PREFETCH takes the cp.async kernels");
 static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
 static_assert(
     !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
@@ -422,18 +418,6 @@ __device__ __forceinline__ void wait_products(Acc& part)
     pin(part);
 }
 
-// The ring's barriers, full[s] then empty[s]: one set a kernel, whatever lambdas the
-// gemm_pipeline calls of its items are instantiated with.
-template<int kStages> __device__ __forceinline__ uint32_t ring_barriers()
-{
-    __shared__ uint64_t bars[2 * kStages];
-    return smem_u32(bars);
-}
-
-// What gemm_pipeline does with an item: all of it; only the copies of its first kStages - 1 k
-// blocks (MOE_PREFETCH: issued while the item before it ends); or all but those copies.
-enum class Ring { kWhole, kFirstCopies, kAfterFirstCopies };
-
 // Streams k blocks [first, last) (each kBPanels x 128 wide) through a kStages ring; a stage holds
 // kAPanels A panels and kBPanels B panels.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B panel q
@@ -453,12 +437,11 @@ enum class Ring { kWhole, kFirstCopies, kAfterFirstCopies };
 //
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
-// first), as setting up a live barrier again is undefined.  `part` (see Ring) leaves `used` as it
-// is for kFirstCopies; the kAfterFirstCopies call that follows for the same item moves it.
+// first), as setting up a live barrier again is undefined.
 template<int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
     class RowA, class RowB, class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
-    CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0, Ring part = Ring::kWhole)
+    CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
 {
     constexpr int kPanels = kAPanels + kBPanels, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
     static_assert(kBPanels == 1 || kTma == 0, "B panels by TMA come one a stage");
@@ -482,7 +465,8 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
     const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
     // for its products on slot s (with MOE_CLUSTER2, every warp of both CTAs, one arrival a warp).
-    const uint32_t full = ring_barriers<kStages>(), empty = full + 8 * kStages;
+    __shared__ uint64_t bars[2 * kStages];
+    const uint32_t full = smem_u32(bars), empty = full + 8 * kStages;
     static_assert(MOE_SPLIT_K <= kInterBlocks, "a CTA's first item must have k blocks: it sets the barriers up");
     if (used == 0) {
         if (threadIdx.x == 0) {
@@ -536,11 +520,8 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         else
             mbar_arrive_on_copies(full + 8 * slot);
     };
-    if (part != Ring::kAfterFirstCopies)
-        for (int s = 0; s < kStages - 1; ++s)
-            load(first + s);
-    if (part == Ring::kFirstCopies)
-        return;
+    for (int s = 0; s < kStages - 1; ++s)
+        load(first + s);
     for (int kb = first; kb < last; ++kb) {
         const int slot = (u0 + kb) % kStages;
         // No block-wide barrier: a warpgroup goes on as soon as the block is in, so one's
@@ -790,8 +771,7 @@ struct Item {
 // the rows of a few tiles and one expert's weights, all of which stay in L2 (a grid of (max
 // tiles, columns) CTAs re-read every tile's rows in every column block's wave and launched CTAs
 // past the plan's tiles).  Where the pairs would leave SMs idle, each pair's k range is cut into
-// up to MOE_SPLIT_K splits (all items then fit in one wave).  body's second Item is the CTA's next
-// one (splits 0: none).
+// up to MOE_SPLIT_K splits (all items then fit in one wave).
 template<class Body> __device__ __forceinline__ void walk_items(const Plan& p, int columns, Body body)
 {
     const int pairs = *p.num_tiles * columns;
@@ -800,9 +780,8 @@ template<class Body> __device__ __forceinline__ void walk_items(const Plan& p, i
     const int items = pairs * splits;
     for (int w = blockIdx.x; w < items; w += gridDim.x) {
         __syncthreads(); // the previous item's last readers of shared memory are done
-        const int pair = w / splits, w_next = w + (int)gridDim.x, pair_next = w_next / splits;
-        body(Item {pair / columns, pair % columns, w % splits, splits},
-            Item {pair_next / columns, pair_next % columns, w_next % splits, w_next < items ? splits : 0});
+        const int pair = w / splits;
+        body(Item {pair / columns, pair % columns, w % splits, splits});
     }
 }
 
@@ -819,7 +798,7 @@ template<class Body>
     for (int w = cluster_index(); w < items; w += clusters) {
         __syncthreads(); // the previous item's last readers of shared memory are done
         const int pair = w / splits;
-        body(Item {pair / half, 2 * (pair % half) + rank, w % splits, splits}, Item {0, 0, 0, 0});
+        body(Item {pair / half, 2 * (pair % half) + rank, w % splits, splits});
     }
 }
 
@@ -893,35 +872,36 @@ struct Gemm1Maps {
     const CUtensorMap *w1, *xa, *xa_small;
 };
 
-// GEMM 1's ring for item `it`, whose tile's rows are `tr` (gemm_pipeline; `part` as there).
-// token_of(r, first, rows) is the token of the tile's row r (its rows from `first` on), or -1
-// past its `rows`.
-template<class TokenOf, class Stage>
-__device__ __forceinline__ void gemm1_ring(const KsArgs& a, const Item& it, const TileRows& tr, u8* smem, int& used,
-    const Gemm1Maps& maps, Ring part, TokenOf token_of, Stage stage)
+__device__ __forceinline__ void gemm1_item(
+    const KsArgs& a, const Plan& p, const Item& it, u8* smem, int* token, int& used, const Gemm1Maps& maps)
 {
+    const TileRows tr = tile_rows(p, it.tile);
     const int le = tr.le, first = tr.first, rows = tr.rows;
     const int n0 = it.col * kUpCols;
     // The ring's blocks: kPair1 k blocks each.
     const int k_first = it.first(kHiddenBlocks / kPair1), k_last = it.last(kHiddenBlocks / kPair1);
+    if (threadIdx.x < kTile)
+        token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
+    __syncthreads();
     const u8* x = reinterpret_cast<const u8*>(a.hidden_states);
     const u8* w1 = reinterpret_cast<const u8*>(a.gemm1_weights) + (int64_t)le * kGemm1Out * kHidden;
     // A stage's scales: thread r < 128 copies row r's token scale (zeros for a zero row), threads
     // 128 and 129 the up and gate blocks' weight scales; block kb's lie `step` floats on.
     const int t = threadIdx.x;
     const float* s1 = a.gemm1_weights_scale + (int64_t)le * kGemm1Blocks * kHiddenBlocks;
-    const int tok = t < kTile ? token_of(t, first, rows) : -1;
+    const int tok = t < kTile ? token[t] : -1;
     const float* scale_src = t < kTile ? a.hidden_states_scale + max(tok, 0)
                                        : s1 + (t == kTile ? n0 / kBlock : (kInter + n0) / kBlock) * kHiddenBlocks;
     const int64_t step = t < kTile ? a.seq_len : 1;
     const int scale_bytes = t < kTile ? (tok >= 0 ? 4 : 0) : 4;
+    Acc acc, part; // part too: a fresh wgmma still names it as an input
+#pragma unroll
+    for (int e = 0; e < 64; ++e)
+        acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows);
     gemm_pipeline<kStages1, kPair1, kPair1 * kBlock, kScaleBytes1, MOE_TMA1, 1, kPair1>(
         smem, k_first, k_last, used,
-        [&](int r) -> const u8* {
-            const int token = token_of(r, first, rows);
-            return token >= 0 ? x + (int64_t)token * kHidden : nullptr;
-        },
+        [&](int r) -> const u8* { return token[r] >= 0 ? x + (int64_t)token[r] * kHidden : nullptr; },
         [&](int r) -> const u8* { return w1 + (int64_t)(r < kUpCols ? n0 + r : kInter + n0 + r - kUpCols) * kHidden; },
         [&](int kb, uint32_t dst) {
 #pragma unroll
@@ -930,51 +910,6 @@ __device__ __forceinline__ void gemm1_ring(const KsArgs& a, const Item& it, cons
                     cp_async_small<4>(
                         dst + 4 * (j * (kTile + 4) + t), scale_src + (kPair1 * kb + j) * step, scale_bytes);
         },
-        stage,
-        [&](int kb, uint32_t dst, uint32_t bar) { // (A's rows,) then B: 64 up rows, the 64 gate rows
-            if (MOE_TMA1 == 2)
-                for (int box = 0; box < boxes.count; ++box)
-                    tma_load_2d(dst + box * boxes.rows * 128, boxes.small ? maps.xa_small : maps.xa, kb * kBlock,
-                        first + box * boxes.rows, bar);
-            const int w_row = le * kGemm1Out + n0;
-            tma_load_2d(dst + kPanelBytes, maps.w1, kb * kBlock, w_row, bar);
-            tma_load_2d(dst + kPanelBytes + kUpCols * 128, maps.w1, kb * kBlock, w_row + kInter, bar);
-        },
-        (MOE_TMA1 == 2 ? boxes.bytes(1) : 0u) + kPanelBytes, part);
-}
-
-// With MOE_PREFETCH, the next item's ring was begun by this one's predecessor unless this is the
-// CTA's first item; the row tokens come from memory as `token` still holds this item's.
-__device__ __forceinline__ Ring ring_part(int used)
-{
-    return MOE_PREFETCH && used > 0 ? Ring::kAfterFirstCopies : Ring::kWhole;
-}
-__device__ __forceinline__ int row_token_of(const Plan& p, int r, int first, int rows)
-{
-    return r < rows ? p.row_token[first + r] : -1;
-}
-// The stage of a kFirstCopies call, which never runs one.
-struct NoStage {
-    template<class Next> __device__ void operator()(int, uint32_t, uint32_t, const float*, Next) const { }
-};
-
-__device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const Item& it, const Item& next_item,
-    u8* smem, int* token, int& used, const Gemm1Maps& maps)
-{
-    const TileRows tr = tile_rows(p, it.tile);
-    // Read now, so that the next item's first copies do not wait on this chain of loads.
-    const TileRows next_tr = MOE_PREFETCH && next_item.splits > 0 ? tile_rows(p, next_item.tile) : tr;
-    const int first = tr.first, rows = tr.rows;
-    const int n0 = it.col * kUpCols;
-    if (threadIdx.x < kTile)
-        token[threadIdx.x] = (int)threadIdx.x < rows ? p.row_token[first + threadIdx.x] : -1;
-    __syncthreads();
-    Acc acc, part; // part too: a fresh wgmma still names it as an input
-#pragma unroll
-    for (int e = 0; e < 64; ++e)
-        acc[e] = part[e] = 0.0f;
-    gemm1_ring(
-        a, it, tr, smem, used, maps, ring_part(used), [&](int r, int, int) { return token[r]; },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
 #pragma unroll
             for (int j = 0; j < kPair1; ++j) { // k block j of the stage
@@ -992,11 +927,17 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
                 for (int e = 0; e < 64; ++e)
                     acc[e] += part[e] * ((e >> 1) & 1 ? (e < 32 ? s10 : s11) : (e < 32 ? s00 : s01));
             }
-        });
-    if (MOE_PREFETCH && next_item.splits > 0) // its first copies go out under this item's epilogue
-        gemm1_ring(
-            a, next_item, next_tr, smem, used, maps, Ring::kFirstCopies,
-            [&](int r, int first_row, int count) { return row_token_of(p, r, first_row, count); }, NoStage {});
+        },
+        [&](int kb, uint32_t dst, uint32_t bar) { // (A's rows,) then B: 64 up rows, the 64 gate rows
+            if (MOE_TMA1 == 2)
+                for (int box = 0; box < boxes.count; ++box)
+                    tma_load_2d(dst + box * boxes.rows * 128, boxes.small ? maps.xa_small : maps.xa, kb * kBlock,
+                        first + box * boxes.rows, bar);
+            const int w_row = le * kGemm1Out + n0;
+            tma_load_2d(dst + kPanelBytes, maps.w1, kb * kBlock, w_row, bar);
+            tma_load_2d(dst + kPanelBytes + kUpCols * 128, maps.w1, kb * kBlock, w_row + kInter, bar);
+        },
+        (MOE_TMA1 == 2 ? boxes.bytes(1) : 0u) + kPanelBytes);
     if (!gather_splits(acc, p, it, 0, it.pair(kInter / kUpCols)))
         return;
     // Columns 0..63 are up, the gate of column c is c + 64.  A row's 64 columns lie in the four
@@ -1051,13 +992,12 @@ __device__ __forceinline__ void gemm1_item(const KsArgs& a, const Plan& p, const
     }
 }
 
-// GEMM 2's ring for item `it`, whose tile's rows are `tr` (gemm_pipeline; `part` as there).  The
-// tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
-template<class Stage>
-__device__ __forceinline__ void gemm2_ring(const KsArgs& a, const Plan& p, const Item& it, const TileRows& tr, u8* smem,
-    int& used, const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2, Ring part,
-    Stage stage)
+// Column block `col`: hidden columns 128 col...
+// The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
+__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
+    const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2)
 {
+    const TileRows tr = tile_rows(p, it.tile);
     const int le = tr.le, first = tr.first, rows = tr.rows;
     const int n0 = it.col * kTile;
     const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
@@ -1068,6 +1008,13 @@ __device__ __forceinline__ void gemm2_ring(const KsArgs& a, const Plan& p, const
     const int t = threadIdx.x;
     const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
     const int scale_bytes = t < kTile ? (t < rows ? 8 : 0) : 4;
+    // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
+    const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
+    const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
+    Acc acc, part; // part too: a fresh wgmma still names it as an input
+#pragma unroll
+    for (int e = 0; e < 64; ++e)
+        acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows, kTile / kCluster2);
     const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
     gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2>(
@@ -1080,43 +1027,6 @@ __device__ __forceinline__ void gemm2_ring(const KsArgs& a, const Plan& p, const
             else if (t == kTile)
                 cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
         },
-        stage,
-        [&](int kb, uint32_t dst, uint32_t bar) { // block kb's three C planes, then W2's panel
-            if (MOE_CLUSTER2) { // box r from the CTA of rank r, to both (a tile has one or two)
-                const int box = cluster_rank();
-                if (box < boxes.count)
-#pragma unroll
-                    for (int plane = 0; plane < kCPlanes; ++plane)
-                        tma_load_2d_multicast(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
-                            kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar, 3);
-            } else {
-                for (int box = 0; box < boxes.count; ++box)
-#pragma unroll
-                    for (int plane = 0; plane < kCPlanes; ++plane)
-                        tma_load_2d(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
-                            kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
-            }
-            tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
-        },
-        boxes.bytes(kCPlanes) + kPanelBytes, part);
-}
-
-// Column block `col`: hidden columns 128 col...
-__device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, const Item& next_item,
-    u8* smem, int& used, const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2)
-{
-    const TileRows tr = tile_rows(p, it.tile);
-    const TileRows next_tr = MOE_PREFETCH && next_item.splits > 0 ? tile_rows(p, next_item.tile) : tr; // as in gemm1
-    const int first = tr.first, rows = tr.rows;
-    const int n0 = it.col * kTile;
-    // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
-    const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
-    const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
-    Acc acc, part; // part too: a fresh wgmma still names it as an input
-#pragma unroll
-    for (int e = 0; e < 64; ++e)
-        acc[e] = part[e] = 0.0f;
-    gemm2_ring(a, p, it, tr, smem, used, map_c, map_c_small, map_w2, ring_part(used),
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
             // C's scales times W2's: row 0's halves 0 and 1, then row 1's.
             const float w = scales[2 * kTile];
@@ -1141,9 +1051,25 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                 for (int e = 0; e < 64; ++e)
                     acc[e] += part[e] * ((e >> 1) & 1 ? x1 : x0);
             }
-        });
-    if (MOE_PREFETCH && next_item.splits > 0) // its first copies go out under this item's epilogue
-        gemm2_ring(a, p, next_item, next_tr, smem, used, map_c, map_c_small, map_w2, Ring::kFirstCopies, NoStage {});
+        },
+        [&](int kb, uint32_t dst, uint32_t bar) { // block kb's three C planes, then W2's panel
+            if (MOE_CLUSTER2) { // box r from the CTA of rank r, to both (a tile has one or two)
+                const int box = cluster_rank();
+                if (box < boxes.count)
+#pragma unroll
+                    for (int plane = 0; plane < kCPlanes; ++plane)
+                        tma_load_2d_multicast(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
+                            kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar, 3);
+            } else {
+                for (int box = 0; box < boxes.count; ++box)
+#pragma unroll
+                    for (int plane = 0; plane < kCPlanes; ++plane)
+                        tma_load_2d(dst + plane * kPanelBytes + box * boxes.rows * 128, c_map,
+                            kb * kCPlanes * kBlock + plane * kBlock, first + box * boxes.rows, bar);
+            }
+            tma_load_2d(dst + kCPlanes * kPanelBytes, map_w2, kb * kBlock, le * kHidden + n0, bar);
+        },
+        boxes.bytes(kCPlanes) + kPanelBytes);
     if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile)))
         return;
 #pragma unroll
@@ -1172,8 +1098,7 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
     __shared__ int token[kTile];
     u8* smem = align1024(smem_raw);
     int used = 0; // blocks streamed through the ring so far
-    walk_items(p, kInter / kUpCols,
-        [&](const Item& it, const Item& next_item) { gemm1_item(a, p, it, next_item, smem, token, used, maps); });
+    walk_items(p, kInter / kUpCols, [&](const Item& it) { gemm1_item(a, p, it, smem, token, used, maps); });
 }
 
 #if MOE_CLUSTER2
@@ -1197,12 +1122,10 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
     u8* smem = align1024(smem_raw);
     int used = 0; // blocks streamed through the ring so far
 #if MOE_CLUSTER2
-    walk_item_pairs(p, kHidden / kTile,
-        [&](const Item& it, const Item& next_item) { gemm2_item(a, p, it, next_item, smem, used, c, c_small, w2); });
+    walk_item_pairs(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
     cluster_sync(); // no CTA leaves while the other may still copy into it or arrive on its barriers
 #else
-    walk_items(p, kHidden / kTile,
-        [&](const Item& it, const Item& next_item) { gemm2_item(a, p, it, next_item, smem, used, c, c_small, w2); });
+    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
 #endif
 }
 
