@@ -14,7 +14,9 @@
 // bits (the harsher model; on an H100 the kernel's misses fell between the two).  Three forms run
 // the three e4m3 planes through that model in the kernel's order, plane after plane into one
 // accumulator: largest first, smallest first as baseline.cu does, and smallest first with each
-// expert's weighted output rounded to bf16 before the token's sum (MOE_O_BF16).
+// expert's weighted output rounded to bf16 before the token's sum (MOE_O_BF16), and the same
+// with it in f16 under one scale a 128 hidden columns (GEMM 2's column block), which would halve
+// the traffic of the per-slot outputs as bf16 does.
 // The figures are in docs/perf.md ("MoE on fp8 tensor cores").
 
 #include "task/dtype.h"
@@ -100,12 +102,14 @@ enum Form {
     Fp8x3LargestFirst,
     Fp8x3SmallestFirst,
     Fp8x3SmallestFirstBf16Out,
+    Fp8x3SmallestFirstF16Out,
     kForms
 };
 constexpr std::array<const char*, kForms> kFormNames {"double (reference)", "bf16", "bf16 hi + lo",
     "f16, one scale a 64 columns", "e4m3 x 1 plane", "e4m3 x 2 planes", "e4m3 x 3 planes, summed exactly",
     "e4m3 x 3 planes, largest first", "e4m3 x 3 planes, smallest first",
-    "e4m3 x 3 planes, smallest first, each expert's output in bf16"};
+    "e4m3 x 3 planes, smallest first, each expert's output in bf16",
+    "e4m3 x 3 planes, smallest first, each expert's output in f16, one scale a 128 columns"};
 
 // C as e4m3 planes (gemm1 writes three) and their scales (one per 64 columns, amax / 448): each
 // plane the rounding residual of the ones before, all in that scale, so they share an accumulator.
@@ -228,14 +232,24 @@ int main(int argc, char** argv)
                     return [&, h](int kb) { return double(s2[(e * 56 + h / kBlock) * 16 + kb]); };
                 };
                 if (f >= Fp8x3LargestFirst) {
-                    // The last form stores each expert's weighted output as bf16 before the
-                    // tokens' sums (baseline.cu's MOE_O_BF16).
+                    // The last two forms store each expert's weighted output in 16 bits before
+                    // the tokens' sums: bf16 (baseline.cu's MOE_O_BF16), or f16 with each 128
+                    // columns' largest at 2^15.
                     const Planes planes = planesOf(c);
-                    for (int h = 0; h < kHidden; ++h) {
-                        const double term = weight
+                    std::vector<double> term(kHidden);
+                    for (int h = 0; h < kHidden; ++h)
+                        term[h] = weight
                             * planeDot(planes, f != Fp8x3LargestFirst, &w2[(std::size_t(e) * kHidden + h) * kInter],
                                 w2Scale(h));
-                        out[f][h] += f == Fp8x3SmallestFirstBf16Out ? roundTo(DType::BFloat16, term) : term;
+                    for (int h0 = 0; h0 < kHidden; h0 += kBlock) {
+                        double amax = 0.0;
+                        for (int h = h0; h < h0 + kBlock; ++h)
+                            amax = std::max(amax, std::fabs(term[h]));
+                        const double scale = amax > 0.0 ? amax / 32768.0 : 1.0;
+                        for (int h = h0; h < h0 + kBlock; ++h)
+                            out[f][h] += f == Fp8x3SmallestFirstBf16Out ? roundTo(DType::BFloat16, term[h])
+                                : f == Fp8x3SmallestFirstF16Out ? roundTo(DType::Float16, term[h] / scale) * scale
+                                                                : term[h];
                     }
                     continue;
                 }

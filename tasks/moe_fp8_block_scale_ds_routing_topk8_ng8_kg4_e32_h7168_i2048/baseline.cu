@@ -96,6 +96,13 @@
 //                 us); releasing each dependent at its predecessor's start as well
 //                 (griddepcontrol.launch_dependents; removed) ran 1.210x, behind.  0 launches
 //                 every kernel plainly (the TMA knobs need it).
+//   MOE_O_F16     (0) GEMM 2 stores each slot's weighted output as f16 with one scale a row and
+//                 128 columns (the row's largest there at 2^15) instead of fp32, and the combine
+//                 reads it so: half the bytes of the largest calls' heaviest memory traffic
+//                 (T11948's balanced call writes and reads about 340 MB of it).  The host model
+//                 (bench/moe_c_precision.cpp) puts its misses at 0.74 / 0.90 / 3.00 % in its three
+//                 accumulator models against the shipped 0.06 / 0.58 / 3.00 % (bf16 there: 6.1 %).
+//                 Built, not yet timed.
 //   (Measured and removed in session 34, code in ba7ff83: MOE_PREFETCH, a GEMM CTA issuing its
 //   next item's first copies right after its current item's products, before the epilogue.
 //   Lab (H100): 0.992x, matched everywhere; T11948's draw 3,172 -> 3,482 us, GEMM 1 and GEMM 2
@@ -122,6 +129,7 @@
 #include <cstdint>
 #include <cuda.h> // CUtensorMap and its encoder's signature (reached through the runtime)
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <math_constants.h>
 
@@ -150,6 +158,10 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_PDL
 #define MOE_PDL 1
 #endif
+#ifndef MOE_O_F16
+#define MOE_O_F16 0
+#endif
+static_assert(MOE_O_F16 == 0 || MOE_O_F16 == 1, "MOE_O_F16: 0 (fp32 slot outputs) or 1 (f16 with scales)");
 static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
 static_assert(
     !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
@@ -183,6 +195,9 @@ constexpr int kUpCols = 64; // gemm1: 64 up and 64 gate columns a tile
 constexpr int kCPlanes = 3; // C ~ s (q0 + q1 + q2)
 constexpr int kCHalf = 64; // C's scale covers 64 columns (one gemm1 tile)
 constexpr int kCScales = kInter / kCHalf; // 32 a row
+#if MOE_O_F16
+constexpr int kOScales = kHidden / kTile; // 56 a row, one a GEMM 2 column block
+#endif
 constexpr int kCRowBytes = kInter * kCPlanes; // a row of C: per k block, its three planes
 constexpr int kCBoxRows = 32; // TMA knobs: the rows a copy brings to a small tile
 constexpr int kStages1 = MOE_KPAIR ? 3 : MOE_STAGES1, kStages2 = 3; // gemm2's three 64 KB stages fill shared memory
@@ -562,7 +577,12 @@ struct Plan {
     float* row_weight; // [T * 8]
     u8* c; // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale; // [T * 8][32] C's scale per 64 columns
+#if MOE_O_F16
+    __half* o; // [T * 8][7168] weighted expert outputs over their scales
+    float* o_scale; // [T * 8][56] their scale per 128 columns
+#else
     float* o; // [T * 8][7168] weighted expert outputs
+#endif
 #if MOE_TMA1 == 2
     u8* xa; // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
 #endif
@@ -1072,6 +1092,34 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         boxes.bytes(kCPlanes) + kPanelBytes);
     if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile)))
         return;
+#if MOE_O_F16
+    // A row's 128 columns lie in the four threads of a quad: one scale per row from their largest.
+    float amax[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int idx = 0; idx < 64; ++idx) {
+        acc[idx] *= (idx >> 1) & 1 ? weight1 : weight0;
+        amax[(idx >> 1) & 1] = fmaxf(amax[(idx >> 1) & 1], fabsf(acc[idx]));
+    }
+    float inv[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 1));
+        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
+        inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
+        const int r = acc_row(2 * h);
+        if (r < rows && (threadIdx.x & 3) == 0)
+            p.o_scale[(int64_t)(first + r) * kOScales + n0 / kTile] = amax[h] / 32768.0f;
+    }
+#pragma unroll
+    for (int idx = 0; idx < 64; idx += 2) {
+        const int r = acc_row(idx), c = acc_col(idx);
+        if (r >= rows)
+            continue;
+        const float x = inv[(idx >> 1) & 1];
+        *reinterpret_cast<__half2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
+            __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
+    }
+#else
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
         const int r = acc_row(idx), c = acc_col(idx);
@@ -1081,6 +1129,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
             make_float2(acc[idx] * w, acc[idx + 1] * w);
     }
+#endif
 }
 
 #if MOE_TMA1
@@ -1142,6 +1191,18 @@ __global__ void combine_kernel(KsArgs a, Plan p)
         for (int k = 0; k < kTopK; ++k) {
             if (p.slot_local[t * kTopK + k] < 0)
                 continue;
+#if MOE_O_F16
+            const int64_t row = p.slot_row[t * kTopK + k];
+            const float scale = p.o_scale[row * kOScales + h / kTile];
+            const uint4 raw = *reinterpret_cast<const uint4*>(p.o + row * kHidden + h);
+            const __half2* pairs = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const float2 v = __half22float2(pairs[j]);
+                sum[2 * j] += v.x * scale;
+                sum[2 * j + 1] += v.y * scale;
+            }
+#else
             const float4* o = reinterpret_cast<const float4*>(p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h);
             const float4 lo = o[0], hi = o[1];
             sum[0] += lo.x;
@@ -1152,6 +1213,7 @@ __global__ void combine_kernel(KsArgs a, Plan p)
             sum[5] += hi.y;
             sum[6] += hi.z;
             sum[7] += hi.w;
+#endif
         }
         __align__(16) __nv_bfloat162 out[4];
 #pragma unroll
@@ -1225,7 +1287,12 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.row_weight = reinterpret_cast<float*>(take(slots * sizeof(float)));
     p.c = take(slots * kCRowBytes);
     p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
+#if MOE_O_F16
+    p.o = reinterpret_cast<__half*>(take(slots * kHidden * sizeof(__half)));
+    p.o_scale = reinterpret_cast<float*>(take(slots * kOScales * sizeof(float)));
+#else
     p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
+#endif
 #if MOE_TMA1 == 2
     p.xa = take(slots * kHidden);
 #endif
