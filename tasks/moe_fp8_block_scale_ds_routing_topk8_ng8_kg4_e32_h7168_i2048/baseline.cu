@@ -102,7 +102,11 @@
 //                 (T11948's balanced call writes and reads about 340 MB of it).  The host model
 //                 (bench/moe_c_precision.cpp) puts its misses at 0.74 / 0.90 / 3.00 % in its three
 //                 accumulator models against the shipped 0.06 / 0.58 / 3.00 % (bf16 there: 6.1 %).
-//                 Built, not yet timed.
+//                 1 stores each thread's pairs straight from the accumulators (4-byte stores); 2
+//                 stages the tile's rows in shared memory (the idle ring, after a CTA-wide
+//                 barrier) and writes them as 16-byte pieces.  Lab (H100, session 34), 1: 1.005x,
+//                 T11948's draw 3,218 -> 3,145 us (combine 232 -> 149 us, GEMM 2 7 % slower by the
+//                 profiler); 2 not yet timed.
 //   (Measured and removed in session 34, code in ba7ff83: MOE_PREFETCH, a GEMM CTA issuing its
 //   next item's first copies right after its current item's products, before the epilogue.
 //   Lab (H100): 0.992x, matched everywhere; T11948's draw 3,172 -> 3,482 us, GEMM 1 and GEMM 2
@@ -161,7 +165,9 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_O_F16
 #define MOE_O_F16 0
 #endif
-static_assert(MOE_O_F16 == 0 || MOE_O_F16 == 1, "MOE_O_F16: 0 (fp32 slot outputs) or 1 (f16 with scales)");
+static_assert(MOE_O_F16 >= 0 && MOE_O_F16 <= 2, "MOE_O_F16: 0 (fp32 slot outputs), 1 or 2 (f16 with scales)");
+static_assert(
+    MOE_O_F16 != 2 || !MOE_CLUSTER2, "MOE_O_F16 2 stages in the ring, which the other CTA of a cluster fills");
 static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
 static_assert(
     !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
@@ -1110,6 +1116,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         if (r < rows && (threadIdx.x & 3) == 0)
             p.o_scale[(int64_t)(first + r) * kOScales + n0 / kTile] = amax[h] / 32768.0f;
     }
+#if MOE_O_F16 == 1
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
         const int r = acc_row(idx), c = acc_col(idx);
@@ -1119,6 +1126,28 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         *reinterpret_cast<__half2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
             __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
     }
+#else
+    // Through the ring, idle once every thread is past its last products (walk_items' barrier
+    // keeps the next item's copies behind the reads below).  Rows 272 bytes apart: the eight rows
+    // of an accumulator store fall in eight bank groups.
+    constexpr int kORow = 2 * kTile + 16;
+    __syncthreads();
+#pragma unroll
+    for (int idx = 0; idx < 64; idx += 2) {
+        const float x = inv[(idx >> 1) & 1];
+        *reinterpret_cast<__half2*>(smem + acc_row(idx) * kORow + 2 * acc_col(idx)) =
+            __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
+    }
+    warpgroup_sync();
+    constexpr int kPieces = 2 * kTile / 16; // a row's 16-byte pieces
+#pragma unroll
+    for (int j = 0; j < 64 * kPieces / 128; ++j) {
+        const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces, q = c % kPieces;
+        if (row < rows)
+            *reinterpret_cast<uint4*>(p.o + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
+                *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
+    }
+#endif
 #else
 #pragma unroll
     for (int idx = 0; idx < 64; idx += 2) {
