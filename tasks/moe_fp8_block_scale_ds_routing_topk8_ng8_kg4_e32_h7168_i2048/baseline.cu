@@ -116,8 +116,8 @@
 //   (Measured and removed in session 34, code in 02be852: MOE_ROUTE_PLAN, the route CTA that
 //   finishes last (a ticket counter zeroed with the counts) laying out the plan so that
 //   plan_kernel is not launched.  Lab (H100): 0.992x, matched everywhere; route_kernel grew by
-//   about 2 us on every call (4.3 -> 6.2 us on a small one: every CTA's fence and ticket, then
-//   the plan after the last), more than the 1.5-1.6 us plan_kernel took.)
+//   0.9-3.9 us (4.3 -> 6.2 us on a small call: every CTA's fence and ticket, then the plan after
+//   the last), more than the 1.5-2.7 us plan_kernel took.)
 //   (Measured and settled in session 33: routing's choices by warp reductions instead of five
 //   shuffle rounds of (value, weight, index) an expert, 1.08x alone in the lab, route_kernel
 //   7.8 -> 4.2 us on a small call and 51 -> 25 us on T11948's draw.  The same choices for
