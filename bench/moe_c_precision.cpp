@@ -241,15 +241,20 @@ int main(int argc, char** argv)
                         term[h] = weight
                             * planeDot(planes, f != Fp8x3LargestFirst, &w2[(std::size_t(e) * kHidden + h) * kInter],
                                 w2Scale(h));
+                    auto stored = [f](double v, double scale) {
+                        if (f == Fp8x3SmallestFirstBf16Out)
+                            return roundTo(DType::BFloat16, v);
+                        if (f == Fp8x3SmallestFirstF16Out)
+                            return roundTo(DType::Float16, v / scale) * scale;
+                        return v;
+                    };
                     for (int h0 = 0; h0 < kHidden; h0 += kBlock) {
                         double amax = 0.0;
                         for (int h = h0; h < h0 + kBlock; ++h)
                             amax = std::max(amax, std::fabs(term[h]));
                         const double scale = amax > 0.0 ? amax / 32768.0 : 1.0;
                         for (int h = h0; h < h0 + kBlock; ++h)
-                            out[f][h] += f == Fp8x3SmallestFirstBf16Out ? roundTo(DType::BFloat16, term[h])
-                                : f == Fp8x3SmallestFirstF16Out ? roundTo(DType::Float16, term[h] / scale) * scale
-                                                                : term[h];
+                            out[f][h] += stored(term[h], scale);
                     }
                     continue;
                 }

@@ -360,6 +360,13 @@ __device__ __forceinline__ int acc_col(int e)
     return 8 * (e >> 2) + 2 * (threadIdx.x & 3) + (e & 1);
 }
 
+// The largest of v over the four threads of a quad, which hold one accumulator row between them.
+__device__ __forceinline__ float quad_max(float v)
+{
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+    return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32)
@@ -978,8 +985,7 @@ __device__ __forceinline__ void gemm1_item(
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 1));
-        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
+        amax[h] = quad_max(amax[h]);
         const int r = acc_row(2 * h);
         if (amax[h] < kTinyC)
             amax[h] = 0.0f; // 448 / amax would overflow: such a C counts as zero
@@ -1109,8 +1115,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
     float inv[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 1));
-        amax[h] = fmaxf(amax[h], __shfl_xor_sync(0xffffffffu, amax[h], 2));
+        amax[h] = quad_max(amax[h]);
         inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
         const int r = acc_row(2 * h);
         if (r < rows && (threadIdx.x & 3) == 0)
