@@ -96,17 +96,20 @@
 //                 us); releasing each dependent at its predecessor's start as well
 //                 (griddepcontrol.launch_dependents; removed) ran 1.210x, behind.  0 launches
 //                 every kernel plainly (the TMA knobs need it).
-//   MOE_O_F16     (0) GEMM 2 stores each slot's weighted output as f16 with one scale a row and
-//                 128 columns (the row's largest there at 2^15) instead of fp32, and the combine
-//                 reads it so: half the bytes of the largest calls' heaviest memory traffic
-//                 (T11948's balanced call writes and reads about 340 MB of it).  The host model
+//   MOE_O_F16     (1) in calls of MOE_O_F16_MIN_T (128) tokens or more, GEMM 2 stores each slot's
+//                 weighted output as f16 with one scale a row and 128 columns (the row's largest
+//                 there at 2^15) instead of fp32, and the combine reads it so: half the bytes of
+//                 the largest calls' heaviest memory traffic (T11948's balanced call writes and
+//                 reads about 340 MB of it).  The tile's rows are staged in the idle ring after a
+//                 CTA-wide barrier and leave as 16-byte pieces.  The host model
 //                 (bench/moe_c_precision.cpp) puts its misses at 0.74 / 0.90 / 3.00 % in its three
-//                 accumulator models against the shipped 0.06 / 0.58 / 3.00 % (bf16 there: 6.1 %).
-//                 1 stores each thread's pairs straight from the accumulators (4-byte stores); 2
-//                 stages the tile's rows in shared memory (the idle ring, after a CTA-wide
-//                 barrier) and writes them as 16-byte pieces.  Lab (H100, session 34), 1: 1.005x,
-//                 T11948's draw 3,218 -> 3,145 us (combine 232 -> 149 us, GEMM 2 7 % slower by the
-//                 profiler); 2 not yet timed.
+//                 accumulator models against fp32's 0.06 / 0.58 / 3.00 % (bf16 there: 6.1 %).
+//                 Lab (H100, session 35, five rounds in alternating order, f16 in every call):
+//                 T11948's draw 3,232 -> 3,057 us, T14107's 202.0 -> 187.0, T901's 434.9 -> 421.5,
+//                 T203's 167.8 -> 167.3, but the calls of 80 tokens or fewer 0.3-1.9 % slower (the
+//                 barrier and staging on a critical path of one or two items a CTA), hence the
+//                 threshold.  Stores straight from the accumulators (4-byte pairs, session 34)
+//                 made GEMM 2 up to 8 % slower.  0: fp32 in every call.
 //   (Measured and removed in session 34, code in ba7ff83: MOE_PREFETCH, a GEMM CTA issuing its
 //   next item's first copies right after its current item's products, before the epilogue.
 //   Lab (H100): 0.992x, matched everywhere; T11948's draw 3,172 -> 3,482 us, GEMM 1 and GEMM 2
@@ -163,11 +166,14 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #define MOE_PDL 1
 #endif
 #ifndef MOE_O_F16
-#define MOE_O_F16 0
+#define MOE_O_F16 1
 #endif
-static_assert(MOE_O_F16 >= 0 && MOE_O_F16 <= 2, "MOE_O_F16: 0 (fp32 slot outputs), 1 or 2 (f16 with scales)");
-static_assert(
-    MOE_O_F16 != 2 || !MOE_CLUSTER2, "MOE_O_F16 2 stages in the ring, which the other CTA of a cluster fills");
+#ifndef MOE_O_F16_MIN_T
+#define MOE_O_F16_MIN_T 128
+#endif
+static_assert(MOE_O_F16 == 0 || MOE_O_F16 == 1, "MOE_O_F16: 0 (fp32 slot outputs) or 1 (f16 from MOE_O_F16_MIN_T on)");
+static_assert(!MOE_O_F16 || !MOE_CLUSTER2,
+    "MOE_O_F16 stages its rows in the ring, which the other CTA of a cluster fills: add -DMOE_O_F16=0");
 static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
 static_assert(
     !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
@@ -201,9 +207,7 @@ constexpr int kUpCols = 64; // gemm1: 64 up and 64 gate columns a tile
 constexpr int kCPlanes = 3; // C ~ s (q0 + q1 + q2)
 constexpr int kCHalf = 64; // C's scale covers 64 columns (one gemm1 tile)
 constexpr int kCScales = kInter / kCHalf; // 32 a row
-#if MOE_O_F16
-constexpr int kOScales = kHidden / kTile; // 56 a row, one a GEMM 2 column block
-#endif
+constexpr int kOScales = kHidden / kTile; // f16 slot outputs: 56 scales a row, one a GEMM 2 column block
 constexpr int kCRowBytes = kInter * kCPlanes; // a row of C: per k block, its three planes
 constexpr int kCBoxRows = 32; // TMA knobs: the rows a copy brings to a small tile
 constexpr int kStages1 = MOE_KPAIR ? 3 : MOE_STAGES1, kStages2 = 3; // gemm2's three 64 KB stages fill shared memory
@@ -590,12 +594,9 @@ struct Plan {
     float* row_weight; // [T * 8]
     u8* c; // [T * 8][16 k blocks][3 planes][128] C's e4m3 planes
     float* c_scale; // [T * 8][32] C's scale per 64 columns
-#if MOE_O_F16
-    __half* o; // [T * 8][7168] weighted expert outputs over their scales
-    float* o_scale; // [T * 8][56] their scale per 128 columns
-#else
     float* o; // [T * 8][7168] weighted expert outputs
-#endif
+    __half* o_half; // the same bytes, in the calls whose outputs are f16: over their scales
+    float* o_scale; // [T * 8][56] their scale per 128 columns (MOE_O_F16)
 #if MOE_TMA1 == 2
     u8* xa; // [T * 8][7168] each row's hidden states (GEMM 1's A), rows in expert order
 #endif
@@ -1026,6 +1027,7 @@ __device__ __forceinline__ void gemm1_item(
 
 // Column block `col`: hidden columns 128 col...
 // The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
+template<bool kHalfOut>
 __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
     const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2)
 {
@@ -1104,66 +1106,55 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         boxes.bytes(kCPlanes) + kPanelBytes);
     if (!gather_splits(acc, p, it, 1, it.pair(kHidden / kTile)))
         return;
-#if MOE_O_F16
-    // A row's 128 columns lie in the four threads of a quad: one scale per row from their largest.
-    float amax[2] = {0.0f, 0.0f};
+    if constexpr (kHalfOut) {
+        // A row's 128 columns lie in the four threads of a quad: one scale per row from their largest.
+        float amax[2] = {0.0f, 0.0f};
 #pragma unroll
-    for (int idx = 0; idx < 64; ++idx) {
-        acc[idx] *= (idx >> 1) & 1 ? weight1 : weight0;
-        amax[(idx >> 1) & 1] = fmaxf(amax[(idx >> 1) & 1], fabsf(acc[idx]));
-    }
-    float inv[2];
+        for (int idx = 0; idx < 64; ++idx) {
+            acc[idx] *= (idx >> 1) & 1 ? weight1 : weight0;
+            amax[(idx >> 1) & 1] = fmaxf(amax[(idx >> 1) & 1], fabsf(acc[idx]));
+        }
+        float inv[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        amax[h] = quad_max(amax[h]);
-        inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
-        const int r = acc_row(2 * h);
-        if (r < rows && (threadIdx.x & 3) == 0)
-            p.o_scale[(int64_t)(first + r) * kOScales + n0 / kTile] = amax[h] / 32768.0f;
-    }
-#if MOE_O_F16 == 1
+        for (int h = 0; h < 2; ++h) {
+            amax[h] = quad_max(amax[h]);
+            inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
+            const int r = acc_row(2 * h);
+            if (r < rows && (threadIdx.x & 3) == 0)
+                p.o_scale[(int64_t)(first + r) * kOScales + n0 / kTile] = amax[h] / 32768.0f;
+        }
+        // Through the ring, idle once every thread is past its last products (walk_items' barrier
+        // keeps the next item's copies behind the reads below).  Rows 272 bytes apart: the eight
+        // rows of an accumulator store fall in eight bank groups.  (Pairs stored straight from the
+        // accumulators made GEMM 2 up to 8 % slower, session 35.)
+        constexpr int kORow = 2 * kTile + 16;
+        __syncthreads();
 #pragma unroll
-    for (int idx = 0; idx < 64; idx += 2) {
-        const int r = acc_row(idx), c = acc_col(idx);
-        if (r >= rows)
-            continue;
-        const float x = inv[(idx >> 1) & 1];
-        *reinterpret_cast<__half2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
-            __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
-    }
-#else
-    // Through the ring, idle once every thread is past its last products (walk_items' barrier
-    // keeps the next item's copies behind the reads below).  Rows 272 bytes apart: the eight rows
-    // of an accumulator store fall in eight bank groups.
-    constexpr int kORow = 2 * kTile + 16;
-    __syncthreads();
+        for (int idx = 0; idx < 64; idx += 2) {
+            const float x = inv[(idx >> 1) & 1];
+            *reinterpret_cast<__half2*>(smem + acc_row(idx) * kORow + 2 * acc_col(idx)) =
+                __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
+        }
+        warpgroup_sync();
+        constexpr int kPieces = 2 * kTile / 16; // a row's 16-byte pieces
 #pragma unroll
-    for (int idx = 0; idx < 64; idx += 2) {
-        const float x = inv[(idx >> 1) & 1];
-        *reinterpret_cast<__half2*>(smem + acc_row(idx) * kORow + 2 * acc_col(idx)) =
-            __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
-    }
-    warpgroup_sync();
-    constexpr int kPieces = 2 * kTile / 16; // a row's 16-byte pieces
+        for (int j = 0; j < 64 * kPieces / 128; ++j) {
+            const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces, q = c % kPieces;
+            if (row < rows)
+                *reinterpret_cast<uint4*>(p.o_half + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
+                    *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
+        }
+    } else {
 #pragma unroll
-    for (int j = 0; j < 64 * kPieces / 128; ++j) {
-        const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces, q = c % kPieces;
-        if (row < rows)
-            *reinterpret_cast<uint4*>(p.o + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
-                *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
+        for (int idx = 0; idx < 64; idx += 2) {
+            const int r = acc_row(idx), c = acc_col(idx);
+            if (r >= rows)
+                continue;
+            const float w = (idx >> 1) & 1 ? weight1 : weight0;
+            *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
+                make_float2(acc[idx] * w, acc[idx + 1] * w);
+        }
     }
-#endif
-#else
-#pragma unroll
-    for (int idx = 0; idx < 64; idx += 2) {
-        const int r = acc_row(idx), c = acc_col(idx);
-        if (r >= rows)
-            continue;
-        const float w = (idx >> 1) & 1 ? weight1 : weight0;
-        *reinterpret_cast<float2*>(p.o + (int64_t)(first + r) * kHidden + n0 + c) =
-            make_float2(acc[idx] * w, acc[idx + 1] * w);
-    }
-#endif
 }
 
 #if MOE_TMA1
@@ -1190,13 +1181,14 @@ __global__ void __launch_bounds__(kThreads) gemm1_kernel(KsArgs a, Plan p)
 #define MOE_GEMM2_CLUSTER
 #endif
 #if MOE_TMA2
+template<bool kHalfOut>
 __global__ void __launch_bounds__(kThreads) MOE_GEMM2_CLUSTER
     gemm2_kernel(KsArgs a, Plan p, const __grid_constant__ CUtensorMap map_c,
         const __grid_constant__ CUtensorMap map_c_small, const __grid_constant__ CUtensorMap map_w2)
 {
     const CUtensorMap *c = &map_c, *c_small = &map_c_small, *w2 = &map_w2;
 #else
-__global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
+template<bool kHalfOut> __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
 {
     const CUtensorMap *c = nullptr, *c_small = nullptr, *w2 = nullptr;
 #endif
@@ -1205,16 +1197,17 @@ __global__ void __launch_bounds__(kThreads) gemm2_kernel(KsArgs a, Plan p)
     u8* smem = align1024(smem_raw);
     int used = 0; // blocks streamed through the ring so far
 #if MOE_CLUSTER2
-    walk_item_pairs(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
+    walk_item_pairs(
+        p, kHidden / kTile, [&](const Item& it) { gemm2_item<kHalfOut>(a, p, it, smem, used, c, c_small, w2); });
     cluster_sync(); // no CTA leaves while the other may still copy into it or arrive on its barriers
 #else
-    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item(a, p, it, smem, used, c, c_small, w2); });
+    walk_items(p, kHidden / kTile, [&](const Item& it) { gemm2_item<kHalfOut>(a, p, it, smem, used, c, c_small, w2); });
 #endif
 }
 
 // ------------------------------------------------------------------ 6. combine
 
-__global__ void combine_kernel(KsArgs a, Plan p)
+template<bool kHalfOut> __global__ void combine_kernel(KsArgs a, Plan p)
 {
     kernel_start();
     const int64_t total = a.seq_len * (kHidden / 8);
@@ -1225,29 +1218,30 @@ __global__ void combine_kernel(KsArgs a, Plan p)
         for (int k = 0; k < kTopK; ++k) {
             if (p.slot_local[t * kTopK + k] < 0)
                 continue;
-#if MOE_O_F16
-            const int64_t row = p.slot_row[t * kTopK + k];
-            const float scale = p.o_scale[row * kOScales + h / kTile];
-            const uint4 raw = *reinterpret_cast<const uint4*>(p.o + row * kHidden + h);
-            const __half2* pairs = reinterpret_cast<const __half2*>(&raw);
+            if constexpr (kHalfOut) {
+                const int64_t row = p.slot_row[t * kTopK + k];
+                const float scale = p.o_scale[row * kOScales + h / kTile];
+                const uint4 raw = *reinterpret_cast<const uint4*>(p.o_half + row * kHidden + h);
+                const __half2* pairs = reinterpret_cast<const __half2*>(&raw);
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const float2 v = __half22float2(pairs[j]);
-                sum[2 * j] += v.x * scale;
-                sum[2 * j + 1] += v.y * scale;
+                for (int j = 0; j < 4; ++j) {
+                    const float2 v = __half22float2(pairs[j]);
+                    sum[2 * j] += v.x * scale;
+                    sum[2 * j + 1] += v.y * scale;
+                }
+            } else {
+                const float4* o =
+                    reinterpret_cast<const float4*>(p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h);
+                const float4 lo = o[0], hi = o[1];
+                sum[0] += lo.x;
+                sum[1] += lo.y;
+                sum[2] += lo.z;
+                sum[3] += lo.w;
+                sum[4] += hi.x;
+                sum[5] += hi.y;
+                sum[6] += hi.z;
+                sum[7] += hi.w;
             }
-#else
-            const float4* o = reinterpret_cast<const float4*>(p.o + (int64_t)p.slot_row[t * kTopK + k] * kHidden + h);
-            const float4 lo = o[0], hi = o[1];
-            sum[0] += lo.x;
-            sum[1] += lo.y;
-            sum[2] += lo.z;
-            sum[3] += lo.w;
-            sum[4] += hi.x;
-            sum[5] += hi.y;
-            sum[6] += hi.z;
-            sum[7] += hi.w;
-#endif
         }
         __align__(16) __nv_bfloat162 out[4];
 #pragma unroll
@@ -1321,12 +1315,10 @@ size_t carve(unsigned char* base, int64_t T, int64_t max_tiles, Plan& p)
     p.row_weight = reinterpret_cast<float*>(take(slots * sizeof(float)));
     p.c = take(slots * kCRowBytes);
     p.c_scale = reinterpret_cast<float*>(take(slots * kCScales * sizeof(float)));
-#if MOE_O_F16
-    p.o = reinterpret_cast<__half*>(take(slots * kHidden * sizeof(__half)));
-    p.o_scale = reinterpret_cast<float*>(take(slots * kOScales * sizeof(float)));
-#else
     p.o = reinterpret_cast<float*>(take(slots * kHidden * sizeof(float)));
-#endif
+    p.o_half = reinterpret_cast<__half*>(p.o);
+    if (MOE_O_F16)
+        p.o_scale = reinterpret_cast<float*>(take(slots * kOScales * sizeof(float)));
 #if MOE_TMA1 == 2
     p.xa = take(slots * kHidden);
 #endif
@@ -1374,13 +1366,19 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
 
     static const cudaError_t configured = [] {
         cudaError_t err = cudaFuncSetAttribute(gemm1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm1Smem);
-        if (err == cudaSuccess)
-            err = cudaFuncSetAttribute(gemm2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm2Smem);
+        for (auto gemm2 : {gemm2_kernel<false>, gemm2_kernel<true>})
+            if (err == cudaSuccess)
+                err = cudaFuncSetAttribute(gemm2, cudaFuncAttributeMaxDynamicSharedMemorySize, kGemm2Smem);
         return err;
     }();
     if (configured != cudaSuccess)
         return (int)configured;
 
+    // Slot outputs in f16 halve the combine's reads and GEMM 2's writes, which the large calls feel;
+    // the small ones lose a little to the epilogue's staging (header, MOE_O_F16).
+    const bool half_out = MOE_O_F16 && T >= MOE_O_F16_MIN_T;
+    const auto gemm2 = half_out ? gemm2_kernel<true> : gemm2_kernel<false>;
+    const auto combine = half_out ? combine_kernel<true> : combine_kernel<false>;
     const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
     if (err != cudaSuccess)
         return (int)err;
@@ -1411,9 +1409,9 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     if (launched == cudaSuccess)
         launched = after(gemm1_kernel, gemm1_grid, kThreads, kGemm1Smem, *args, p);
     if (launched == cudaSuccess)
-        launched = after(gemm2_kernel, gemm2_grid, kThreads, kGemm2Smem, *args, p);
+        launched = after(gemm2, gemm2_grid, kThreads, kGemm2Smem, *args, p);
     if (launched == cudaSuccess)
-        launched = after(combine_kernel, combine_grid, 256, 0, *args, p);
+        launched = after(combine, combine_grid, 256, 0, *args, p);
     return (int)launched;
 #else
     plan_kernel<<<1, 32, 0, stream>>>(p);
@@ -1434,16 +1432,16 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         config.blockDim = dim3(kThreads);
         config.dynamicSmemBytes = kGemm2Smem;
         int n = 0;
-        return cudaOccupancyMaxActiveClusters(&n, gemm2_kernel, &config) == cudaSuccess && n > 0 ? n : 1;
+        return cudaOccupancyMaxActiveClusters(&n, gemm2_kernel<false>, &config) == cudaSuccess && n > 0 ? n : 1;
     }();
     const unsigned grid2 = std::max(2u, std::min(gemm2_grid.x / 2 * 2, 2u * max_clusters));
-    gemm2_kernel<<<grid2, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+    gemm2<<<grid2, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #elif MOE_TMA2
-    gemm2_kernel<<<gemm2_grid, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
+    gemm2<<<gemm2_grid, kThreads, kGemm2Smem, stream>>>(*args, p, map_c, map_c_small, map_w2);
 #else
-    gemm2_kernel<<<gemm2_grid, kThreads, kGemm2Smem, stream>>>(*args, p);
+    gemm2<<<gemm2_grid, kThreads, kGemm2Smem, stream>>>(*args, p);
 #endif
-    combine_kernel<<<combine_grid, 256, 0, stream>>>(*args, p);
+    combine<<<combine_grid, 256, 0, stream>>>(*args, p);
     return (int)cudaGetLastError();
 #endif
 }
