@@ -11,6 +11,7 @@
 //   2. plan       one warp: each expert's first row (a scan of the counts) and the list of
 //                 128-row tiles, so the GEMM grids need no host round trip.
 //   3. scatter    each local slot's row: its token and weight; each slot learns its row.
+//                 (Calls of up to MOE_FRONT_T tokens run 1-3 in one CTA: front_kernel.)
 //   4. gemm1      per (expert tile of 128 rows, 64 intermediate columns): the token rows, gathered
 //                 straight from hidden_states, against W1's 64 up rows and the matching 64 gate
 //                 rows in one 128-row B panel, so one thread holds an up value and its gate.  Each
@@ -34,8 +35,8 @@
 //
 // Tiles: 128 x 128, shared panels of 128 rows x one 128-wide k block of e4m3 (128-byte rows, 16-byte
 // chunks XOR-swizzled by row & 7: the hardware's 128-byte swizzle on 1024-byte boundaries), a
-// cp.async ring (four stages for gemm1, three of four panels for gemm2) whose slots are handed
-// over by mbarriers, one wgmma chain per warpgroup.  The GEMMs walk their (tile, column block)
+// cp.async ring (three stages of two k blocks for gemm1, three of four panels for gemm2) whose
+// slots are handed over by mbarriers, one wgmma chain per warpgroup.  The GEMMs walk their (tile, column block)
 // items from one CTA an SM, column blocks fastest.  Each thread copies the same four rows of every
 // panel, so its row addresses are worked out once an item; a k block's scales travel through the
 // ring with its panels (cp.async into a small area of the slot), and the next copies are issued
@@ -65,11 +66,12 @@
 //                 to both, so C crosses L2 once for two column blocks; a slot is refilled once
 //                 the warps of both CTAs have read it.  Lab (H100, session 27): matched, 0.879x
 //                 (T11948's GEMM 2 1489 -> 2236 us: the two CTAs wait on each other every block).
-//   MOE_KPAIR     (off) GEMM 1's ring stages hold two k blocks (three 64 KB stages, whatever
+//   MOE_KPAIR     (1) GEMM 1's ring stages hold two k blocks (three 64 KB stages, whatever
 //                 MOE_STAGES1 says, instead of four of 32 KB), so that a stage's barriers, fence
-//                 and copies serve eight wgmmas a warpgroup instead of four.  Lab (H100, session
-//                 27): matched, 1.006x (GEMM 1 of T11948 -2 %, of T901 -4 %; three 32 KB stages
-//                 alone: 0.978x).
+//                 and copies serve eight wgmmas a warpgroup instead of four.  Lab (H100): session
+//                 27, one pass: matched, 1.006x (GEMM 1 of T11948 -2 %, of T901 -4 %; three 32 KB
+//                 stages alone: 0.978x); session 35, five rounds: 1.009x, the calls of 52 to 203
+//                 tokens 1.2-2.8 % faster, the smallest unchanged.  0: MOE_STAGES1 stages of one.
 //   (Measured and removed in session 29, code in 50ce187: MOE_RUNNING_ADDR, the copies' source
 //   addresses advanced in place a block at a time, after per-line ncu found 8-10 % of the GEMMs'
 //   warp samples on instructions rewriting registers a queued cp.async had not yet read:
@@ -87,6 +89,12 @@
 //   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
 //   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
 //   planes' scaling: the tensor work saved goes to those instructions.)
+//   MOE_FRONT_T   (16) a call of at most this many tokens routes, plans and scatters in one CTA
+//                 of 1,024 threads (front_kernel, which zeroes the counts too): one launch
+//                 instead of a memset and three kernels.  Lab (H100, session 35, five rounds):
+//                 T1 13.9 -> 11.3 us, T7 14.4 -> 11.9, T16 14.2 -> 12.7, T14 and T15 -3.5 %, but
+//                 T32 14.2 -> 15.0 and T62 14.6 -> 21.4: one SM issues every token's routing, about
+//                 0.15 us a token.  0: never.
 //   MOE_PDL       (1) every kernel after route is launched as a programmatic dependent of the
 //                 one before and waits for it (griddepcontrol.wait) before anything else, so that
 //                 its launch overlaps its predecessor's tail instead of following it (the small
@@ -160,13 +168,16 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #define MOE_CLUSTER2 0
 #endif
 #ifndef MOE_KPAIR
-#define MOE_KPAIR 0
+#define MOE_KPAIR 1
 #endif
 #ifndef MOE_PDL
 #define MOE_PDL 1
 #endif
 #ifndef MOE_O_F16
 #define MOE_O_F16 1
+#endif
+#ifndef MOE_FRONT_T
+#define MOE_FRONT_T 16
 #endif
 #ifndef MOE_O_F16_MIN_T
 #define MOE_O_F16_MIN_T 128
@@ -177,7 +188,7 @@ static_assert(!MOE_O_F16 || !MOE_CLUSTER2,
 static_assert(MOE_PDL == 0 || MOE_PDL == 1, "MOE_PDL: 0 (plain launches) or 1 (dependent launches)");
 static_assert(
     !MOE_PDL || (!MOE_TMA1 && !MOE_TMA2), "the TMA knobs need -DMOE_PDL=0: its launch path takes the cp.async kernels");
-static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async");
+static_assert(!MOE_KPAIR || !MOE_TMA1, "MOE_KPAIR's stages are cp.async: add -DMOE_KPAIR=0");
 constexpr int kPair1 = MOE_KPAIR ? 2 : 1; // gemm1's k blocks a ring stage
 static_assert(!MOE_CLUSTER2 || MOE_TMA2, "MOE_CLUSTER2 multicasts MOE_TMA2's C boxes");
 constexpr int kCluster2 = MOE_CLUSTER2 ? 2 : 1; // gemm2's CTAs a cluster
@@ -615,13 +626,10 @@ __device__ __forceinline__ unsigned order_key(float f)
     return u & 0x80000000u ? ~u : u | 0x80000000u;
 }
 
-__global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
+// Routes token t: one warp.
+__device__ __forceinline__ void route_token(const KsArgs& a, const Plan& p, int64_t t)
 {
-    kernel_start();
     const int lane = threadIdx.x & 31;
-    const int64_t t = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
-    if (t >= a.seq_len)
-        return;
     float s[8], b[8]; // lane l holds experts 8 l .. 8 l + 7; a group is 4 lanes
     {
         const float4* logits = reinterpret_cast<const float4*>(a.routing_logits + t * kExperts + lane * 8);
@@ -704,12 +712,20 @@ __global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
     }
 }
 
-// ------------------------------------------------------------------ 2. plan, 3. scatter
-
-__global__ void plan_kernel(Plan p)
+__global__ void __launch_bounds__(256) route_kernel(KsArgs a, Plan p)
 {
     kernel_start();
-    const int lane = threadIdx.x; // one warp, one lane per local expert
+    const int64_t t = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
+    if (t < a.seq_len)
+        route_token(a, p, t);
+}
+
+// ------------------------------------------------------------------ 2. plan, 3. scatter
+
+// Lays out each expert's first row and the tiles: one warp, a lane per local expert.
+__device__ __forceinline__ void plan_tiles(const Plan& p)
+{
+    const int lane = threadIdx.x & 31;
     const int count = p.counts[lane], tiles = (count + kTile - 1) / kTile;
     int rows = count, first_tile = tiles;
 #pragma unroll
@@ -737,12 +753,15 @@ __global__ void plan_kernel(Plan p)
 #endif
 }
 
-__global__ void scatter_kernel(Plan p, int64_t slots)
+__global__ void plan_kernel(Plan p)
 {
     kernel_start();
-    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= slots)
-        return;
+    plan_tiles(p);
+}
+
+// Slot i's row: its token and weight; the slot learns its global row.
+__device__ __forceinline__ void scatter_slot(const Plan& p, int64_t i)
+{
     const int le = p.slot_local[i];
     if (le < 0)
         return;
@@ -750,6 +769,33 @@ __global__ void scatter_kernel(Plan p, int64_t slots)
     p.row_token[row] = (int)(i / kTopK);
     p.row_weight[row] = p.slot_weight[i];
     p.slot_row[i] = row;
+}
+
+__global__ void scatter_kernel(Plan p, int64_t slots)
+{
+    kernel_start();
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < slots)
+        scatter_slot(p, i);
+}
+
+// MOE_FRONT_T: the three steps above in one CTA for a call of at most MOE_FRONT_T tokens, with
+// the counts zeroed here too: one launch instead of a memset and three kernels.  The block's
+// barriers order the steps (each makes the global writes before it visible to the whole block).
+__global__ void __launch_bounds__(1024) front_kernel(KsArgs a, Plan p)
+{
+    kernel_start();
+    if (threadIdx.x < kLocal)
+        p.counts[threadIdx.x] = 0;
+    __syncthreads();
+    for (int64_t t = threadIdx.x >> 5; t < a.seq_len; t += 32)
+        route_token(a, p, t);
+    __syncthreads();
+    if (threadIdx.x < 32)
+        plan_tiles(p);
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < a.seq_len * kTopK; i += 1024)
+        scatter_slot(p, i);
 }
 
 #if MOE_TMA1 == 2
@@ -1118,6 +1164,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             amax[h] = quad_max(amax[h]);
+            if (amax[h] < kTinyC)
+                amax[h] = 0.0f; // 32768 / amax would overflow: such a row counts as zero
             inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
             const int r = acc_row(2 * h);
             if (r < rows && (threadIdx.x & 3) == 0)
@@ -1144,6 +1192,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                 *reinterpret_cast<uint4*>(p.o_half + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
                     *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
         }
+        if constexpr (MOE_TMA2)
+            fence_to_async(); // the next item's tensor copies write where these threads wrote and read
     } else {
 #pragma unroll
         for (int idx = 0; idx < 64; idx += 2) {
@@ -1379,13 +1429,17 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const bool half_out = MOE_O_F16 && T >= MOE_O_F16_MIN_T;
     const auto gemm2 = half_out ? gemm2_kernel<true> : gemm2_kernel<false>;
     const auto combine = half_out ? combine_kernel<true> : combine_kernel<false>;
-    const cudaError_t err = cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
+    const bool front = T <= MOE_FRONT_T; // routing, plan and scatter in one CTA (front_kernel)
+    const cudaError_t err = front ? cudaSuccess : cudaMemsetAsync(p.counts, 0, kLocal * sizeof(int), stream);
     if (err != cudaSuccess)
         return (int)err;
     const dim3 scatter_grid((unsigned)((T * kTopK + 255) / 256)),
         gemm1_grid = items_grid(max_tiles, kInter / kUpCols), gemm2_grid = items_grid(max_tiles, kHidden / kTile),
         combine_grid(grid_of((T * (kHidden / 8) + 255) / 256, 8192));
-    route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
+    if (front)
+        front_kernel<<<1, 1024, 0, stream>>>(*args, p);
+    else
+        route_kernel<<<(unsigned)((T + 7) / 8), 256, 0, stream>>>(*args, p);
 #if MOE_PDL
     // Each a programmatic dependent of the kernel before (see kernel_start).
     const auto after = [&](auto kernel, dim3 grid, int threads, int smem_bytes, auto... params) {
@@ -1402,9 +1456,9 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         return cudaLaunchKernelEx(&config, kernel, params...);
     };
     cudaError_t launched = cudaGetLastError();
-    if (launched == cudaSuccess)
+    if (launched == cudaSuccess && !front)
         launched = after(plan_kernel, dim3(1), 32, 0, p);
-    if (launched == cudaSuccess)
+    if (launched == cudaSuccess && !front)
         launched = after(scatter_kernel, scatter_grid, 256, 0, p, T * kTopK);
     if (launched == cudaSuccess)
         launched = after(gemm1_kernel, gemm1_grid, kThreads, kGemm1Smem, *args, p);
@@ -1414,8 +1468,10 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         launched = after(combine, combine_grid, 256, 0, *args, p);
     return (int)launched;
 #else
-    plan_kernel<<<1, 32, 0, stream>>>(p);
-    scatter_kernel<<<scatter_grid, 256, 0, stream>>>(p, T * kTopK);
+    if (!front) {
+        plan_kernel<<<1, 32, 0, stream>>>(p);
+        scatter_kernel<<<scatter_grid, 256, 0, stream>>>(p, T * kTopK);
+    }
 #if MOE_TMA1
 #if MOE_TMA1 == 2
     permute_rows_kernel<<<grid_of((T * kTopK * (kHidden / 16) + 255) / 256, 2048), 256, 0, stream>>>(*args, p);
