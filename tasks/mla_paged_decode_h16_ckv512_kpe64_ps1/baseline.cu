@@ -29,7 +29,9 @@
 // per-request device counters, instead of the second kernel (0.893x: a request over nine runs is
 // then merged by one SM; the code is in f7cdc08).  In session 32: 64-token tiles with 2 stages,
 // half the barriers and shared-memory passes a token (0.945x; 2 stages of 32-token tiles alone
-// 1.003x; the code is in 7126b30).
+// 1.003x; the code is in 7126b30).  In session 35: two CTAs an SM (launch bounds of 2 blocks,
+// so 128 registers, and 2 stages to fit both rings): 0.856x, the largest row's main kernel 41.1
+// -> 48.6 us (never committed: one line of launch bounds).
 //
 // Per KV token the op reads 1,152 bytes (512 latent + 64 RoPE dims, bf16) and the 16 heads use
 // them twice (Q.K over 576 dims, P.V over 512), so the kernel is built to keep DRAM busy:
