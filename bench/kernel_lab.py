@@ -10,7 +10,9 @@ Libraries are built on the development machine by bench/kernel_lab.sh (nvcc with
 ks_task.h, the flags of gpu/compiler.cpp); this script only loads them with ctypes. Inputs
 follow the workload's descriptors: random (normal, bf16), indptr from lengths, unique_indices
 (a random permutation of the pool), scalar. Timing: triton's do_bench, median, L2 cleared
-before every call. "GB/s" counts every input read once, with a paged pool counted only for
+before every call; with --rounds N the variants are timed in N rounds, the order reversed every
+other round, and each reports its median over the rounds (calls of milliseconds drift with the
+card's clock within one pass: a copy of the base library under a second name shows the spread). "GB/s" counts every input read once, with a paged pool counted only for
 the pages kv_indices names, and every output written once: the cost model's bytes.
 """
 import argparse

@@ -7,7 +7,8 @@
 #   bash bench/kernel_lab.sh run TASK...
 #       (GPU machine) times every built variant of each TASK against the others, after checking
 #       each against reference.cu on the same inputs; tables on stdout, JSON under $OUT.
-#       LAB_ARGS passes options to kernel_lab.py (--pages N, --sequential), LAB_TAG names the JSON.
+#       LAB_ARGS passes options to kernel_lab.py (--pages N, --sequential, --rounds N, --kernels),
+#       LAB_TAG names the JSON.
 #   bash bench/kernel_lab.sh ncu TASK WORKLOADS KERNEL_REGEX [LAUNCHES]
 #       (GPU machine) Nsight Compute's speed-of-light, memory and occupancy sections for the
 #       kernels matching KERNEL_REGEX, on the workloads with these uuid prefixes (comma-separated),
