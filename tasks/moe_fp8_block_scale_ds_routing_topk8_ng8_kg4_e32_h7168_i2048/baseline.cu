@@ -114,7 +114,7 @@
 //                 accumulator models against fp32's 0.06 / 0.58 / 3.00 % (bf16 there: 6.1 %).
 //                 Lab (H100, session 35, five rounds in alternating order, f16 in every call):
 //                 T11948's draw 3,232 -> 3,057 us, T14107's 202.0 -> 187.0, T901's 434.9 -> 421.5,
-//                 T203's 167.8 -> 167.3, but the calls of 80 tokens or fewer 0.3-1.9 % slower (the
+//                 T203's 167.8 -> 167.3, but the calls of 80 tokens or fewer 0.3-2.0 % slower (the
 //                 barrier and staging on a critical path of one or two items a CTA), hence the
 //                 threshold.  Stores straight from the accumulators (4-byte pairs, session 34)
 //                 made GEMM 2 up to 8 % slower.  0: fp32 in every call.
