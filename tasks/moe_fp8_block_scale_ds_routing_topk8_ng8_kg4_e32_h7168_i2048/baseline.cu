@@ -89,6 +89,12 @@
 //   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
 //   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
 //   planes' scaling: the tensor work saved goes to those instructions.)
+//   MOE_WIDE2     (off) GEMM 2's items are 64 rows of a tile against 256 hidden columns instead of
+//                 128 against 128: both warpgroups multiply the same C rows, each by its own 128
+//                 rows of W2, so an item brings 3 x 64 + 256 rows a k block instead of 3 x 128 +
+//                 128 (12.5 % fewer bytes from L2 for the same products, and a tile's last rows
+//                 waste half as much).  The C planes' panels are then 64 rows (8 KB) and a
+//                 stage 56 KB.  Built in session 35, not yet timed.
 //   MOE_FRONT_T   (16) a call of at most this many tokens routes, plans and scatters in one CTA
 //                 of 1,024 threads (front_kernel, which zeroes the counts too): one launch
 //                 instead of a memset and three kernels.  Lab (H100, session 35, five rounds):
@@ -176,6 +182,10 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #ifndef MOE_O_F16
 #define MOE_O_F16 1
 #endif
+#ifndef MOE_WIDE2
+#define MOE_WIDE2 0
+#endif
+static_assert(!MOE_WIDE2 || (!MOE_TMA2 && !MOE_CLUSTER2), "MOE_WIDE2's panels are cp.async");
 #ifndef MOE_FRONT_T
 #define MOE_FRONT_T 16
 #endif
@@ -433,10 +443,12 @@ __device__ __forceinline__ void ready(Acc& part)
 // fresh: part = A B^T.
 // A k step moves both descriptors' start address by 32 bytes, 2 in their 16-byte units; the
 // field cannot carry over, as shared memory ends below 2^18 bytes.
-template<int kSteps>
+// kShareA (MOE_WIDE2): both warpgroups read the same 64 A rows, each its own 128-row B panel.
+template<int kSteps, bool kShareA = false>
 __device__ __forceinline__ void issue(Acc& part, uint32_t a_panel, uint32_t b_panel, int k0, bool fresh)
 {
-    const uint64_t da = smem_desc(a_panel + (threadIdx.x >> 7) * 64 * 128 + k0), db = smem_desc(b_panel + k0);
+    const uint64_t da = smem_desc(a_panel + (kShareA ? 0 : (threadIdx.x >> 7) * 64 * 128) + k0),
+                   db = smem_desc(b_panel + (kShareA ? (threadIdx.x >> 7) * kPanelBytes : 0) + k0);
 #pragma unroll
     for (int ks = 0; ks < kSteps; ++ks)
         wgmma_e4m3_m64n128k32(part, da + 2 * ks, db + 2 * ks, !(fresh && ks == 0));
@@ -481,31 +493,44 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // `used` counts the blocks this CTA has streamed through the ring before this item: the barriers
 // are set up by the CTA's first item and carried on (block kb is the ring's use used + kb -
 // first), as setting up a live barrier again is undefined.
+// kARows (MOE_WIDE2: 64) is the A panels' rows, kBRows (256) the B panels': B rows 128 q + r are
+// panel q's (each B panel still 128 rows of one k block), after the A panels (kARows x 128 bytes
+// each).
 template<int kStages, int kAPanels, int kAStride, int kScaleBytes, int kTma = 0, int kCluster = 1, int kBPanels = 1,
-    class RowA, class RowB, class CopyScales, class Stage, class Tma = int>
+    int kARows = kTile, int kBRows = kTile, class RowA, class RowB, class CopyScales, class Stage, class Tma = int>
 __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int& used, RowA row_a, RowB row_b,
     CopyScales copy_scales, Stage stage, Tma tma = 0, uint32_t tma_bytes = 0)
 {
-    constexpr int kPanels = kAPanels + kBPanels, kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
+    constexpr int kRowsEach = kTile * 8 / kThreads, kRowStep = kThreads / 8;
+    constexpr int kARowsEach = kARows / kRowStep, kBRowPanels = kBRows / kTile;
+    constexpr int kAPanelBytes = kARows * 128;
+    constexpr int kSlotBytes = kAPanels * kAPanelBytes + kBPanels * kBRowPanels * kPanelBytes;
     static_assert(kBPanels == 1 || kTma == 0, "B panels by TMA come one a stage");
     static_assert(kRowsEach == 4 && kRowStep % 8 == 0, "a thread's rows must share their swizzle");
+    static_assert((kARows == kTile && kBRows == kTile) || (kTma == 0 && kBPanels == 1 && kARowsEach >= 1),
+        "A panels of other than 128 rows, or B panels stacked by rows, are cp.async only");
     const int chunk = threadIdx.x & 7, r0 = threadIdx.x >> 3;
     const uint32_t ring = smem_u32(smem), mine = swz(r0, chunk);
     // A zero row copies no bytes, from row 0 (which every item has) so that the address is real.
     const u8* a_row[kRowsEach];
-    const u8* b_row[kRowsEach];
+    const u8* b_row[kBRowPanels][kRowsEach];
     int a_bytes[kRowsEach];
 #pragma unroll
     for (int i = 0; i < (kTma == 2 ? 0 : kRowsEach); ++i) {
-        const u8* row = row_a(r0 + kRowStep * i);
+        const u8* row = i < kARowsEach ? row_a(r0 + kRowStep * i) : nullptr;
         a_bytes[i] = row ? 16 : 0;
         a_row[i] = (row ? row : row_a(0)) + chunk * 16;
-        b_row[i] = kTma ? nullptr : row_b(r0 + kRowStep * i) + chunk * 16;
+#pragma unroll
+        for (int q = 0; q < kBRowPanels; ++q)
+            b_row[q][i] = kTma ? nullptr : row_b(kTile * q + r0 + kRowStep * i) + chunk * 16;
         // Opaque from here: ptxas would otherwise work the addresses out again every k block.
-        asm volatile("" : "+l"(a_row[i]), "+l"(b_row[i]), "+r"(a_bytes[i]));
+        asm volatile("" : "+l"(a_row[i]), "+l"(b_row[0][i]), "+r"(a_bytes[i]));
+#pragma unroll
+        for (int q = 1; q < kBRowPanels; ++q)
+            asm volatile("" : "+l"(b_row[q][i]));
     }
     const int u0 = used - first; // block kb is the ring's use u0 + kb
-    const uint32_t scale_area = ring + kStages * kPanels * kPanelBytes;
+    const uint32_t scale_area = ring + kStages * kSlotBytes;
     // full[s]: every thread's copies into slot s have landed; empty[s]: every thread has waited
     // for its products on slot s (with MOE_CLUSTER2, every warp of both CTAs, one arrival a warp).
     __shared__ uint64_t bars[2 * kStages];
@@ -536,7 +561,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         // The slot's previous block, use (u0 + kb) / kStages - 1, must be read by all.
         if (u0 + kb >= kStages)
             mbar_wait(empty + 8 * slot, ((u0 + kb) / kStages - 1) & 1);
-        const uint32_t st = ring + slot * kPanels * kPanelBytes + mine;
+        const uint32_t st = ring + slot * kSlotBytes + mine;
         if constexpr (kTma > 0) {
             if (MOE_PROBE != 2 && threadIdx.x == 0) {
                 mbar_expect_tx(full + 8 * slot, tma_bytes);
@@ -550,12 +575,14 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
             const uint32_t dst = st + i * kRowStep * 128;
             const u8* a = a_row[i] + (unsigned)(kb * kAStride);
 #pragma unroll
-            for (int panel = 0; panel < kAPanels; ++panel)
-                cp_async16(dst + panel * kPanelBytes, a + panel * kBlock, a_bytes[i]);
+            for (int panel = 0; panel < (i < kARowsEach ? kAPanels : 0); ++panel)
+                cp_async16(dst + panel * kAPanelBytes, a + panel * kBlock, a_bytes[i]);
 #pragma unroll
-            for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
-                cp_async16(dst + (kAPanels + panel) * kPanelBytes,
-                    b_row[i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
+            for (int q = 0; q < kBRowPanels; ++q)
+#pragma unroll
+                for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
+                    cp_async16(dst + kAPanels * kAPanelBytes + (q + panel) * kPanelBytes,
+                        b_row[q][i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
         if (MOE_PROBE == 2)
@@ -571,13 +598,13 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
         // scaling of its products runs under the other's.
         mbar_wait(full + 8 * slot, ((u0 + kb) / kStages) & 1);
         fence_to_async();
-        const uint32_t st = ring + slot * kPanels * kPanelBytes;
+        const uint32_t st = ring + slot * kSlotBytes;
         auto next = [&] { load(kb + kStages - 1); };
         if (MOE_PROBE == 1)
             next(); // copies only: no products, no scaling
         else
-            stage(kb, st, st + kAPanels * kPanelBytes,
-                reinterpret_cast<const float*>(smem + kStages * kPanels * kPanelBytes + slot * kScaleBytes), next);
+            stage(kb, st, st + kAPanels * kAPanelBytes,
+                reinterpret_cast<const float*>(smem + kStages * kSlotBytes + slot * kScaleBytes), next);
         // stage() waited for its products: the slot may be refilled
         if constexpr (kCluster > 1) {
             __syncwarp();
@@ -1077,41 +1104,53 @@ template<bool kHalfOut>
 __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
     const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2)
 {
+    // MOE_WIDE2: column `col` is half col % 2 (64 rows) of the tile against hidden columns
+    // 256 (col / 2)...: both warpgroups read the same C rows, each its own 128 columns of W2.
+    constexpr bool kWide = MOE_WIDE2;
+    constexpr int kRowsA = kWide ? kTile / 2 : kTile, kColsB = kWide ? 2 * kTile : kTile;
+    const int t = threadIdx.x, wg = t >> 7;
     const TileRows tr = tile_rows(p, it.tile);
-    const int le = tr.le, first = tr.first, rows = tr.rows;
-    const int n0 = it.col * kTile;
+    const int half = kWide ? it.col & 1 : 0;
+    const int le = tr.le, first = kWide ? tr.first + kRowsA * half : tr.first;
+    const int rows = kWide ? min(kRowsA, tr.rows - kRowsA * half) : tr.rows;
+    if (kWide && rows <= 0)
+        return; // a tile of 64 rows or fewer has no second half
+    const int n0 = kWide ? (it.col >> 1) * kColsB : it.col * kTile;
+    const int col0 = kWide ? kTile * wg : 0; // this warpgroup's first column of the item
+    const auto row_of = [&](int e) { return kWide ? acc_row(e) - 64 * wg : acc_row(e); };
     const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
     const u8* w2 = reinterpret_cast<const u8*>(a.gemm2_weights) + (int64_t)le * kHidden * kInter;
     const float* s2 = a.gemm2_weights_scale + ((int64_t)le * kHiddenBlocks + n0 / kBlock) * kInterBlocks;
-    // A stage's scales: thread r < 128 copies row r's two C scales of the block (zeros past the
-    // tile's rows), thread 128 W2's block scale.
-    const int t = threadIdx.x;
-    const float* scale_src = t < kTile ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales : s2;
-    const int scale_bytes = t < kTile ? (t < rows ? 8 : 0) : 4;
+    // A stage's scales: thread r < kRowsA copies row r's two C scales of the block (zeros past the
+    // tile's rows), the next thread (two with MOE_WIDE2) W2's block scale.
+    const float* scale_src = t < kRowsA ? p.c_scale + (int64_t)(first + min(t, rows - 1)) * kCScales
+        : kWide                         ? s2 + (t - kRowsA) * kInterBlocks
+                                        : s2;
+    const int scale_bytes = t < kRowsA ? (t < rows ? 8 : 0) : 4;
     // The slot weights of this thread's two rows, read now so that the epilogue does not wait.
-    const float weight0 = acc_row(0) < rows ? p.row_weight[first + acc_row(0)] : 0.0f;
-    const float weight1 = acc_row(2) < rows ? p.row_weight[first + acc_row(2)] : 0.0f;
+    const float weight0 = row_of(0) < rows ? p.row_weight[first + row_of(0)] : 0.0f;
+    const float weight1 = row_of(2) < rows ? p.row_weight[first + row_of(2)] : 0.0f;
     Acc acc, part; // part too: a fresh wgmma still names it as an input
 #pragma unroll
     for (int e = 0; e < 64; ++e)
         acc[e] = part[e] = 0.0f;
     const RowBoxes boxes(rows, kTile / kCluster2);
     const CUtensorMap* c_map = boxes.small ? map_c_small : map_c;
-    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2>(
+    gemm_pipeline<kStages2, kCPlanes, kCPlanes * kBlock, kScaleBytes2, MOE_TMA2 ? 2 : 0, kCluster2, 1, kRowsA, kColsB>(
         smem, k_first, k_last, used,
         [&](int r) -> const u8* { return r < rows ? p.c + (int64_t)(first + r) * kCRowBytes : nullptr; },
         [&](int r) -> const u8* { return w2 + (int64_t)(n0 + r) * kInter; },
         [&](int kb, uint32_t dst) {
-            if (t < kTile)
+            if (t < kRowsA)
                 cp_async_small<8>(dst + 8 * t, scale_src + 2 * kb, scale_bytes);
-            else if (t == kTile)
-                cp_async_small<4>(dst + 8 * kTile, scale_src + kb, 4);
+            else if (t < kRowsA + kColsB / kTile)
+                cp_async_small<4>(dst + 8 * kRowsA + (kWide ? 4 * (t - kRowsA) : 0), scale_src + kb, 4);
         },
         [&](int, uint32_t a_panel, uint32_t b_panel, const float* scales, auto next) {
             // C's scales times W2's: row 0's halves 0 and 1, then row 1's.
-            const float w = scales[2 * kTile];
-            const float2 c0 = reinterpret_cast<const float2*>(scales)[acc_row(0)];
-            const float2 c1 = reinterpret_cast<const float2*>(scales)[acc_row(2)];
+            const float w = scales[2 * kRowsA + (kWide ? wg : 0)];
+            const float2 c0 = reinterpret_cast<const float2*>(scales)[row_of(0)];
+            const float2 c1 = reinterpret_cast<const float2*>(scales)[row_of(2)];
             const float4 sc = make_float4(c0.x * w, c0.y * w, c1.x * w, c1.y * w);
             static_assert(kBlock / kCHalf == 2, "the scales cover two halves of a k block");
 #pragma unroll
@@ -1121,7 +1160,8 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
             // 13 bits below the largest of them, so plane 0 last costs the small planes nothing.
 #pragma unroll
                 for (int plane = kCPlanes - 1; plane >= 0; --plane)
-                    issue<kCHalf / 32>(part, a_panel + plane * kPanelBytes, b_panel, h * kCHalf, plane == kCPlanes - 1);
+                    issue<kCHalf / 32, kWide>(
+                        part, a_panel + plane * kRowsA * 128, b_panel, h * kCHalf, plane == kCPlanes - 1);
                 commit_products();
                 if (h == 0)
                     next();
@@ -1167,37 +1207,49 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
             if (amax[h] < kTinyC)
                 amax[h] = 0.0f; // 32768 / amax would overflow: such a row counts as zero
             inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
-            const int r = acc_row(2 * h);
+            const int r = row_of(2 * h);
             if (r < rows && (threadIdx.x & 3) == 0)
-                p.o_scale[(int64_t)(first + r) * kOScales + n0 / kTile] = amax[h] / 32768.0f;
+                p.o_scale[(int64_t)(first + r) * kOScales + (n0 + col0) / kTile] = amax[h] / 32768.0f;
         }
         // Through the ring, idle once every thread is past its last products (walk_items' barrier
         // keeps the next item's copies behind the reads below).  Rows 272 bytes apart: the eight
         // rows of an accumulator store fall in eight bank groups.  (Pairs stored straight from the
         // accumulators made GEMM 2 up to 8 % slower, session 35.)
-        constexpr int kORow = 2 * kTile + 16;
+        constexpr int kORow = 2 * kColsB + 16;
         __syncthreads();
 #pragma unroll
         for (int idx = 0; idx < 64; idx += 2) {
             const float x = inv[(idx >> 1) & 1];
-            *reinterpret_cast<__half2*>(smem + acc_row(idx) * kORow + 2 * acc_col(idx)) =
+            *reinterpret_cast<__half2*>(smem + row_of(idx) * kORow + 2 * (col0 + acc_col(idx))) =
                 __floats2half2_rn(acc[idx] * x, acc[idx + 1] * x);
         }
-        warpgroup_sync();
-        constexpr int kPieces = 2 * kTile / 16; // a row's 16-byte pieces
+        constexpr int kPieces = 2 * kColsB / 16; // a row's 16-byte pieces
+        if constexpr (kWide) { // the warpgroups share rows
+            __syncthreads();
 #pragma unroll
-        for (int j = 0; j < 64 * kPieces / 128; ++j) {
-            const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces, q = c % kPieces;
-            if (row < rows)
-                *reinterpret_cast<uint4*>(p.o_half + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
-                    *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
+            for (int j = 0; j < kRowsA * kPieces / kThreads; ++j) {
+                const int c = threadIdx.x + kThreads * j, row = c / kPieces, q = c % kPieces;
+                if (row < rows)
+                    *reinterpret_cast<uint4*>(p.o_half + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
+                        *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
+            }
+        } else {
+            warpgroup_sync();
+#pragma unroll
+            for (int j = 0; j < 64 * kPieces / 128; ++j) {
+                const int c = (threadIdx.x & 127) + 128 * j, row = 64 * (threadIdx.x >> 7) + c / kPieces;
+                const int q = c % kPieces;
+                if (row < rows)
+                    *reinterpret_cast<uint4*>(p.o_half + (int64_t)(first + row) * kHidden + n0 + 8 * q) =
+                        *reinterpret_cast<const uint4*>(smem + row * kORow + 16 * q);
+            }
         }
         if constexpr (MOE_TMA2)
             fence_to_async(); // the next item's tensor copies write where these threads wrote and read
     } else {
 #pragma unroll
         for (int idx = 0; idx < 64; idx += 2) {
-            const int r = acc_row(idx), c = acc_col(idx);
+            const int r = row_of(idx), c = col0 + acc_col(idx);
             if (r >= rows)
                 continue;
             const float w = (idx >> 1) & 1 ? weight1 : weight0;
