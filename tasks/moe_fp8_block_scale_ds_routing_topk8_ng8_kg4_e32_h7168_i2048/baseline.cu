@@ -94,7 +94,9 @@
 //                 rows of W2, so an item brings 3 x 64 + 256 rows a k block instead of 3 x 128 +
 //                 128 (12.5 % fewer bytes from L2 for the same products, and a tile's last rows
 //                 waste half as much).  The C planes' panels are then 64 rows (8 KB) and a
-//                 stage 56 KB.  Built in session 35, not yet timed.
+//                 stage 56 KB.  Only in the calls with f16 outputs (MOE_O_F16_MIN_T tokens or
+//                 more): a small call's tiles of 64 rows or fewer would leave half the items
+//                 empty.  Built in session 35, not yet timed.
 //   MOE_FRONT_T   (16) a call of at most this many tokens routes, plans and scatters in one CTA
 //                 of 1,024 threads (front_kernel, which zeroes the counts too): one launch
 //                 instead of a memset and three kernels.  Lab (H100, session 35, five rounds):
@@ -476,12 +478,13 @@ __device__ __forceinline__ void wait_products(Acc& part)
 // Streams k blocks [first, last) (each kBPanels x 128 wide) through a kStages ring; a stage holds
 // kAPanels A panels and kBPanels B panels.  row_a(r) and row_b(r) give the start of row r at k block 0 (row_a:
 // nullptr for a zero row); A panel p of block kb is kAStride kb + 128 p bytes on, B panel q
-// 128 (kBPanels kb + q) (stage() gets the first of each; the others follow every kPanelBytes).
+// 128 (kBPanels kb + q) (stage() gets the first of each; the A panels follow every kARows x 128
+// bytes, the B panels every kPanelBytes).
 // copy_scales(kb, dst) issues this thread's cp.async of block kb's scales (if any) into the
 // slot's kScaleBytes at dst.  kTma 1 brings the B panel by TMA, 2 every panel: thread 0 calls
 // tma(kb, dst, bar) to copy those panels of block kb to the stage at dst, completing bar's
 // transaction count by tma_bytes (what those copies bring); the rest are every thread's cp.async.  stage(kb, a0, b,
-// scales, next) runs when block kb is in shared memory (a0: the first A panel, the others follow every kPanelBytes;
+// scales, next) runs when block kb is in shared memory (a0: the first A panel, b: the first B panel;
 // scales: the block's); every thread calls it, and it calls next() once, after issuing its first products: that issues
 // the copies of block kb + kStages - 1 into the slot of block kb - 1, once every thread has waited for its products on
 // it (the slot's empty barrier).
@@ -581,7 +584,7 @@ __device__ __forceinline__ void gemm_pipeline(u8* smem, int first, int last, int
             for (int q = 0; q < kBRowPanels; ++q)
 #pragma unroll
                 for (int panel = 0; panel < (kTma == 0 ? kBPanels : 0); ++panel)
-                    cp_async16(dst + kAPanels * kAPanelBytes + (q + panel) * kPanelBytes,
+                    cp_async16(dst + kAPanels * kAPanelBytes + (q * kBPanels + panel) * kPanelBytes,
                         b_row[q][i] + (unsigned)((kb * kBPanels + panel) * kBlock), 16);
         }
         copy_scales(kb, scale_area + slot * kScaleBytes);
@@ -1098,24 +1101,28 @@ __device__ __forceinline__ void gemm1_item(
     }
 }
 
-// Column block `col`: hidden columns 128 col...
+// Column block `col`: hidden columns 128 col... (MOE_WIDE2: below).
 // The tensor maps (MOE_TMA2; else null): C's in 128-row and in kCBoxRows-row boxes, W2's.
 template<bool kHalfOut>
 __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const Item& it, u8* smem, int& used,
     const CUtensorMap* map_c, const CUtensorMap* map_c_small, const CUtensorMap* map_w2)
 {
-    // MOE_WIDE2: column `col` is half col % 2 (64 rows) of the tile against hidden columns
-    // 256 (col / 2)...: both warpgroups read the same C rows, each its own 128 columns of W2.
-    constexpr bool kWide = MOE_WIDE2;
+    // MOE_WIDE2, in the calls whose outputs are f16 (from MOE_O_F16_MIN_T tokens on, where the
+    // tiles are mostly full): column `col` is half col / 28 (64 rows) of the tile against hidden
+    // columns 256 (col % 28)...: both warpgroups read the same C rows, each its own 128 columns
+    // of W2.  The half is the slow index, so that a tile's empty second half spreads over many
+    // CTAs instead of falling on the odd ones of an even grid.
+    constexpr bool kWide = MOE_WIDE2 && kHalfOut;
     constexpr int kRowsA = kWide ? kTile / 2 : kTile, kColsB = kWide ? 2 * kTile : kTile;
     const int t = threadIdx.x, wg = t >> 7;
     const TileRows tr = tile_rows(p, it.tile);
-    const int half = kWide ? it.col & 1 : 0;
+    constexpr int kBlocksB = kHidden / (kWide ? 2 * kTile : kTile); // 256-column blocks (28) with MOE_WIDE2
+    const int half = kWide ? it.col / kBlocksB : 0;
     const int le = tr.le, first = kWide ? tr.first + kRowsA * half : tr.first;
     const int rows = kWide ? min(kRowsA, tr.rows - kRowsA * half) : tr.rows;
     if (kWide && rows <= 0)
         return; // a tile of 64 rows or fewer has no second half
-    const int n0 = kWide ? (it.col >> 1) * kColsB : it.col * kTile;
+    const int n0 = kWide ? it.col % kBlocksB * kColsB : it.col * kTile;
     const int col0 = kWide ? kTile * wg : 0; // this warpgroup's first column of the item
     const auto row_of = [&](int e) { return kWide ? acc_row(e) - 64 * wg : acc_row(e); };
     const int k_first = it.first(kInterBlocks), k_last = it.last(kInterBlocks);
@@ -1212,7 +1219,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
                 p.o_scale[(int64_t)(first + r) * kOScales + (n0 + col0) / kTile] = amax[h] / 32768.0f;
         }
         // Through the ring, idle once every thread is past its last products (walk_items' barrier
-        // keeps the next item's copies behind the reads below).  Rows 272 bytes apart: the eight
+        // keeps the next item's copies behind the reads below).  Rows 272 (MOE_WIDE2: 528) bytes apart: the eight
         // rows of an accumulator store fall in eight bank groups.  (Pairs stored straight from the
         // accumulators made GEMM 2 up to 8 % slower, session 35.)
         constexpr int kORow = 2 * kColsB + 16;
