@@ -394,6 +394,15 @@ __device__ __forceinline__ float quad_max(float v)
     return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
 
+// A row's largest |value| from each thread's (quad_max), as the epilogues scale by it: zero below
+// kTinyC, where a scale's inverse (448 / amax for C, 32768 / amax for the f16 outputs) would
+// overflow, so that such a row counts as zero.
+__device__ __forceinline__ float row_amax(float thread_amax)
+{
+    const float amax = quad_max(thread_amax);
+    return amax < kTinyC ? 0.0f : amax;
+}
+
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32)
@@ -1062,10 +1071,8 @@ __device__ __forceinline__ void gemm1_item(
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        amax[h] = quad_max(amax[h]);
+        amax[h] = row_amax(amax[h]);
         const int r = acc_row(2 * h);
-        if (amax[h] < kTinyC)
-            amax[h] = 0.0f; // 448 / amax would overflow: such a C counts as zero
         if (r < rows && (threadIdx.x & 3) == 0)
             p.c_scale[(int64_t)(first + r) * kCScales + n0 / kCHalf] = amax[h] / kE4m3Max;
     }
@@ -1210,9 +1217,7 @@ __device__ __forceinline__ void gemm2_item(const KsArgs& a, const Plan& p, const
         float inv[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            amax[h] = quad_max(amax[h]);
-            if (amax[h] < kTinyC)
-                amax[h] = 0.0f; // 32768 / amax would overflow: such a row counts as zero
+            amax[h] = row_amax(amax[h]);
             inv[h] = amax[h] > 0.0f ? 32768.0f / amax[h] : 0.0f;
             const int r = row_of(2 * h);
             if (r < rows && (threadIdx.x & 3) == 0)
