@@ -1,4 +1,5 @@
 #include "callexecutor.h"
+#include "samplerule.h"
 
 #include <algorithm>
 #include <chrono>
@@ -308,9 +309,9 @@ bool inputsUnchanged(const InputSet& set, Backend& backend)
 }
 
 // Times one call per sample on rotating input sets. A sample's latency is the event time on the
-// given stream, unless the device's own record (CUPTI spans of work on any stream) or the host
-// clock shows it busy for noticeably longer: then work went to another stream, and that figure
-// counts. The last round refills each set's buffers with the first call's inputs before calling:
+// given stream, unless the device's own record (CUPTI spans of work on any stream) or, without
+// spans, the loop's host clock shows it busy for noticeably longer: then work went to another
+// stream, and that figure counts (samplerule.h). The last round refills each set's buffers with the first call's inputs before calling:
 // a kernel that replays what it computed for a pointer it has seen then returns stale results.
 BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const Candidate& candidate, Outputs& outputs,
     std::vector<InputSet>& sets, const InputSet& reference)
@@ -339,9 +340,7 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
     result.warmupCalls = warmupCalls;
     result.warmupSeconds = secondsSince(warmStart);
 
-    std::vector<double> samples, deviceSamples;
-    std::vector<bool> sideFlags;
-    int sideWork = 0;
+    std::vector<double> samples, deviceSamples, hostSamples;
     backend.beginSpans();
     std::string stop = "max_samples";
     const auto loopStart = std::chrono::steady_clock::now();
@@ -375,14 +374,10 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
             result.error = "timed call " + std::to_string(i) + ": " + (why.empty() ? "device error" : why);
             return result;
         }
-        double latency = t.deviceMicros;
-        const double hostView = t.wallMicros - overhead;
-        const bool side = hostView > latency + std::max(3.0, 0.1 * latency);
-        if (side)
-            latency = hostView;
-        sideFlags.push_back(side);
-        samples.push_back(latency);
+        // Judged after the loop (chargeSamples); the stop rule reads the events meanwhile.
+        samples.push_back(t.deviceMicros);
         deviceSamples.push_back(t.deviceMicros);
+        hostSamples.push_back(t.wallMicros - overhead);
         if (stopping) {
             saveOutputs(swapped ? call.swappedOutputs.at(which) : call.timingOutputs.at(which), outputs, backend);
             if (swapped) { // the refilled inputs must come back untouched too
@@ -421,33 +416,27 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
             }
         }
     }
-    // Work on any stream, as the device recorded it (CUPTI, when on): a sample whose device span is
-    // longer than its events had work elsewhere, and its latency is the span plus what events add
-    // to a span on the given stream, so that moving work to another stream does not pay.
+    // Work on any stream, as the device (CUPTI spans) or else the host clock saw it.
     const std::vector<double> spans = backend.spans();
-    const double offset = backend.spanOffsetMicros();
-    for (std::size_t k = 0; k < spans.size() && k < samples.size(); ++k)
-        if (spans[k] > deviceSamples[k] + std::max(1.0, 0.05 * deviceSamples[k]) && spans[k] + offset > samples[k]) {
-            samples[k] = spans[k] + offset;
-            sideFlags[k] = true;
-        }
-    for (const bool side : sideFlags)
-        sideWork += side ? 1 : 0;
+    const ChargedSamples charged = chargeSamples({deviceSamples, hostSamples, spans, backend.spanOffsetMicros()});
+    samples = charged.micros;
+    result.sideWorkSamples = static_cast<int>(std::count(charged.side.begin(), charged.side.end(), true));
     const Stats s = statistics(samples);
     result.deviceSpans = !spans.empty();
     if (result.deviceSpans) {
         result.spanMedianMicros = statistics(spans).median;
-        result.spanOffsetMicros = offset;
+        result.spanOffsetMicros = backend.spanOffsetMicros();
     }
     result.samplesMicros = samples;
     result.deviceSamplesMicros = deviceSamples;
+    result.hostSamplesMicros = hostSamples;
+    result.spanSamplesMicros = spans;
     result.medianMicros = s.median;
     result.meanMicros = s.mean;
     result.stdevMicros = s.stdev;
     result.p25Micros = s.p25;
     result.p75Micros = s.p75;
     result.minMicros = s.min;
-    result.sideWorkSamples = sideWork;
     result.stop = stop;
     result.loopSeconds = secondsSince(loopStart);
     result.inputsUnchanged = unchanged;

@@ -82,7 +82,8 @@ public:
         int l2 = 0;
         check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
         m_l2Bytes = static_cast<std::size_t>(l2);
-        m_spans.enable();
+        if (m_spans.enable())
+            m_spans.recordMemsetsBut(m_stream);
         m_pinTransfers = pinTransfersEnabled();
     }
     ~CudaBackend() override

@@ -6,7 +6,7 @@
 namespace ksr {
 
 // When the device really worked during each timed call, on any stream: CUPTI activity records of
-// kernels and copies that started inside the call's window. Events on the harness's stream miss
+// kernels, copies and memsets that started inside the call's window. Events on the harness's stream miss
 // work a candidate puts on a stream of its own; the span of the activities does not.
 //
 // Windows are only stamped while the timing loop runs; CUPTI's buffers are flushed once, after the
@@ -19,6 +19,11 @@ public:
     // Turns activity tracing on when asked for; false when off, or when CUPTI is missing or refuses.
     bool enable();
     bool enabled() const { return m_enabled; }
+    // Records memsets as well, except those on the given stream (the harness's: its lead-in is
+    // made of memsets and runs inside each window). Until then memsets are not recorded at all,
+    // and a candidate's memset on a stream of its own would escape the spans. False when CUPTI
+    // cannot name the stream or record memsets.
+    bool recordMemsetsBut(void* harnessStream);
     void reset(); // before a timing loop: forget earlier windows and records
     void open(); // right before the candidate is called
     void close(); // once the device is idle again

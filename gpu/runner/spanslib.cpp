@@ -2,8 +2,8 @@
 // for the Python runner, which loads it with ctypes. It sees the same device and context as
 // the process's torch: CUPTI records whatever that process launches, whichever runtime did.
 // The runner stays the only judge of what the spans mean (resources/python/ksearch_pyrunner.py).
-// As in ksearch-runner, memsets are not recorded: the harness's lead-in (the flush and the head
-// start) is made of them, so a window holds the candidate's kernels and copies alone.
+// As in ksearch-runner, memsets are recorded only off the harness's stream
+// (ks_spans_record_memsets_but): its lead-in (the flush and the head start) is made of them.
 
 #include "devicespans.h"
 
@@ -26,6 +26,12 @@ extern "C" {
 __attribute__((visibility("default"))) int ks_spans_enable()
 {
     return spans().enabled() || spans().enable() ? 1 : 0;
+}
+
+// 1 when memsets on every stream but `stream` (a CUstream) are recorded from now on.
+__attribute__((visibility("default"))) int ks_spans_record_memsets_but(void* stream)
+{
+    return spans().recordMemsetsBut(stream) ? 1 : 0;
 }
 
 __attribute__((visibility("default"))) void ks_spans_reset()

@@ -268,6 +268,9 @@ class Device:
                 self.end = torch.cuda.Event(enable_timing=True)
             self.driver = Driver()
             self.spans = load_spans()
+            if self.spans:  # the lead-in's memsets are the harness's; a candidate's elsewhere count
+                self.spans.ks_spans_record_memsets_but.argtypes = [ctypes.c_void_p]
+                self.spans.ks_spans_record_memsets_but(self.stream.cuda_stream)
         else:
             self.spans = None
             self.device = torch.device("cpu")
@@ -392,8 +395,8 @@ class Device:
         # The lead-in right before the start event: the flush, then more of it as a head start, so
         # the device stays busy while Python reaches the candidate's launch (tens of microseconds
         # through a wrapper) and that host time is not timed as the kernel's, as it is not for
-        # ks_run in ksearch-runner. Memsets, which the spans do not record: a window holds only
-        # the candidate's work, on any stream and from any thread.
+        # ks_run in ksearch-runner. Memsets on the harness's stream, which the spans leave out: a
+        # window holds only the candidate's work, on any stream and from any thread.
         self.lead_in()
         self.start.record(self.stream)
         result = call()
@@ -747,7 +750,7 @@ class Harness:
                 break
         report.update(warmup_calls=warm, warmup_seconds=time.perf_counter() - warm_start)
 
-        samples, device_samples, side_flags = [], [], []
+        samples, device_samples, host_samples = [], [], []
         offset = self.dev.span_offset_us()
         if self.dev.spans:
             self.dev.spans.ks_spans_reset()  # windows from here on are the timed calls
@@ -768,14 +771,9 @@ class Harness:
                     dst.copy_(src)
             self.poison(outputs)
             device_us, wall_us = self.timed_once(fn, style, sets[which], outputs)
-            latency = device_us
-            host_view = wall_us - overhead
-            side = host_view > latency + max(3.0, 0.1 * latency)
-            if side:
-                latency = host_view
-            side_flags.append(side)
-            samples.append(latency)
+            samples.append(device_us)  # judged after the loop (charge_samples); the stop rule reads events
             device_samples.append(device_us)
+            host_samples.append(wall_us - overhead)
             if stopping:
                 self.save_outputs((swapped_outputs if swapped else call["timing_outputs"])[which], outputs)
                 if swapped:
@@ -803,23 +801,44 @@ class Harness:
                     self.poison(outputs)
                     self.run_once(fn, style, sets[i % count], outputs)
             i += 1
-        # Work on any stream, as the device recorded it: a sample whose span is longer than its
-        # events had work elsewhere, and its latency is the span plus what events add to a span
-        # on the given stream (callexecutor.cpp's rule).
+        # Work on any stream, as the device (CUPTI spans) or else the host clock saw it.
         spans = self.dev.collect_spans(len(samples))
+        samples, side_flags = charge_samples(device_samples, host_samples, spans, offset)
         if spans is not None:
-            for k, span in enumerate(spans):
-                if span > device_samples[k] + max(1.0, 0.05 * device_samples[k]) and span + offset > samples[k]:
-                    samples[k] = span + offset
-                    side_flags[k] = True
             report.update(device_spans=True, span_median_us=statistics(spans)["median"] if spans else 0.0,
-                          span_offset_us=offset)
+                          span_offset_us=offset, span_samples_us=spans)
         s = statistics(samples)
-        report.update(samples_us=samples, device_samples_us=device_samples, median_us=s["median"],
+        report.update(samples_us=samples, device_samples_us=device_samples, host_samples_us=host_samples,
+                      median_us=s["median"],
                       mean_us=s["mean"], stdev_us=s["stdev"], p25_us=s["p25"], p75_us=s["p75"], min_us=s["min"],
                       side_work_samples=sum(side_flags), stop=stop, loop_seconds=time.perf_counter() - loop_start,
                       inputs_unchanged=unchanged)
         return report
+
+
+def charge_samples(events, host_views, spans, span_offset):
+    """gpu/runner/samplerule.h's chargeSamples, rule for rule: (figure per sample, raised flags).
+    With spans, a sample whose span exceeds its events by max(1 us, 5 %) is charged span +
+    span_offset, and the host clock decides nothing (its jitter crosses any margin on short
+    calls, and the spans cover every stream). Without, the host clock judges the loop: when the
+    median of (host view - events) exceeds max(3 us, 10 %) of the median event, each sample is
+    charged the larger of its two views."""
+    samples, side = list(events), [False] * len(events)
+    if spans:
+        for k, span in enumerate(spans[:len(events)]):
+            if span > events[k] + max(1.0, 0.05 * events[k]) and span + span_offset > samples[k]:
+                samples[k], side[k] = span + span_offset, True
+        return samples, side
+    if spans is not None or not events or len(host_views) != len(events):
+        return samples, side
+    median_events = statistics(list(events))["median"]
+    excess = statistics([h - e for h, e in zip(host_views, events)])["median"]
+    if excess <= max(3.0, 0.1 * median_events):
+        return samples, side
+    for k, (h, e) in enumerate(zip(host_views, events)):
+        if h > e:
+            samples[k], side[k] = h, True
+    return samples, side
 
 
 def gpu_memory_budget(job):
