@@ -362,7 +362,8 @@ void TestGpuEvaluator::launchBoundCallsScoreThemselves_data()
     QTest::addColumn<int>("busyThreads");
     QTest::newRow("quiet host") << 0;
     // What a search runs beside a timing loop: compiles, the next candidate's runner starting.
-    QTest::newRow("half the host's cores busy") << static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
+    QTest::newRow("half the host's cores busy")
+        << static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
 }
 
 // The MoE baseline's small calls launch four to seven kernels each, so the host's launch work sits
@@ -372,7 +373,8 @@ void TestGpuEvaluator::launchBoundCallsScoreThemselves_data()
 void TestGpuEvaluator::launchBoundCallsScoreThemselves()
 {
     QFETCH(int, busyThreads);
-    auto loaded = loadTask((test::tasksDir() / "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048").string());
+    auto loaded =
+        loadTask((test::tasksDir() / "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048").string());
     QVERIFY(loaded.task);
     const fs::path baseline = *loaded.task->files.baselineCu;
     EvaluatorSettings s;

@@ -1,12 +1,12 @@
 #include "testmain.h"
 #include "testsupport.h"
 
-#include <runner/samplerule.h>
-
 #include <QProcess>
 #include <QStandardPaths>
 
 #include <nlohmann/json.hpp>
+
+#include <runner/samplerule.h>
 
 using namespace ksr;
 
@@ -84,8 +84,8 @@ void TestSampleRule::charges_data()
     const int n = 9;
     // The case that made J noisy (session 35, the MoE's 1-token call on an H100): the spans
     // agree with the events, the host clock reads twice as long on every sample.
-    QTest::newRow("spans agree, every host view late") << repeated(10.6, n) << repeated(21.0, n)
-                                                       << repeated(8.1, n) << 2.8 << repeated(10.6, n) << 0;
+    QTest::newRow("spans agree, every host view late")
+        << repeated(10.6, n) << repeated(21.0, n) << repeated(8.1, n) << 2.8 << repeated(10.6, n) << 0;
     QTest::newRow("spans show work on another stream")
         << repeated(2.0, n) << repeated(12.0, n) << repeated(10.0, n) << 2.8 << repeated(12.8, n) << n;
     QTest::newRow("span within 1 us of the events")

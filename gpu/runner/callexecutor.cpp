@@ -1,4 +1,5 @@
 #include "callexecutor.h"
+
 #include "samplerule.h"
 
 #include <algorithm>
@@ -311,8 +312,9 @@ bool inputsUnchanged(const InputSet& set, Backend& backend)
 // Times one call per sample on rotating input sets. A sample's latency is the event time on the
 // given stream, unless the device's own record (CUPTI spans of work on any stream) or, without
 // spans, the loop's host clock shows it busy for noticeably longer: then work went to another
-// stream, and that figure counts (samplerule.h). The last round refills each set's buffers with the first call's inputs before calling:
-// a kernel that replays what it computed for a pointer it has seen then returns stale results.
+// stream, and that figure counts (samplerule.h). The last round refills each set's buffers with
+// the first call's inputs before calling: a kernel that replays what it computed for a pointer it
+// has seen then returns stale results.
 BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const Candidate& candidate, Outputs& outputs,
     std::vector<InputSet>& sets, const InputSet& reference)
 {
