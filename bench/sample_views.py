@@ -52,8 +52,9 @@ def loops(folders):
         for root, _, names in os.walk(folder):
             if "result.jsonl" in names:
                 path = os.path.join(root, "result.jsonl")
-                files.append((os.path.getmtime(path), path))
-    for _, path in sorted(files):
+                label = os.path.join(os.path.basename(os.path.normpath(folder)), os.path.relpath(root, folder))
+                files.append((os.path.getmtime(path), path, label))
+    for _, path, label in sorted(files):
         with open(path) as f:
             for line in f:
                 try:
@@ -62,7 +63,7 @@ def loops(folders):
                     continue
                 bench = call.get("bench")
                 if bench and bench.get("device_samples_us"):
-                    yield os.path.relpath(os.path.dirname(path)), call.get("id", "?"), bench
+                    yield label, call.get("id", "?"), bench
 
 
 def main():

@@ -3,7 +3,7 @@
 # launch-bound calls, and what each sample rule charges (bench/sample_views.py), then the GPU tests
 # of the rule. The MoE baseline against itself on its small workloads with the runners started
 # ahead, with a 2 s gap between evaluations, with cold runners, with half the host's cores busy and
-# without spans; the GQA baseline as the control.
+# without spans; the GQA baseline as the control, and rmsnorm's ten repeats (issue #3's CV goal).
 #
 #   STEPS="views tests" bash bench/sample_views_device_run.sh
 #
@@ -35,8 +35,19 @@ eval_kept() {
         mkdir -p "$RES/$name/$(dirname "$f")" && cp -p "$tmp/$f" "$RES/$name/$f"
     done
     rm -rf "$tmp"
-    grep -o '"score": *[0-9.]*' "$RES/$name.log" | head -n 8 | tr '\n' ' '
-    echo
+    python3 - "$RES/$name.log" << 'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+start = text.find("\n{") + 1 if not text.startswith("{") else 0
+try:
+    j, _ = json.JSONDecoder().raw_decode(text[start:])
+except ValueError:
+    sys.exit(print("  (no JSON)"))
+r = j.get("repeats", {})
+cv = " ".join("%s %.2f%%" % (k, 100 * v) for k, v in r.get("workload_latency_cv", {}).items())
+print("  last J %.2f, latency CV over %s runs %.2f%% (%s)" % (j.get("score", 0), r.get("runs", 1),
+      100 * r.get("latency_cv", 0), cv))
+PY
 }
 
 for s in $STEPS; do
@@ -52,7 +63,8 @@ for s in $STEPS; do
         kill "${busy[@]}" 2> /dev/null
         eval_kept moe_nospans KSEARCH_CUPTI_SPANS=0 "${moe[@]}"
         eval_kept gqa - tasks/$G/baseline.cu --task "$G" --repeat 4
-        python3 bench/sample_views.py "$RES"/moe_* "$RES"/gqa --json "$RES/views.json" > "$RES/views.md"
+        eval_kept rmsnorm - tasks/rmsnorm/baseline.cu --task rmsnorm --repeat 10
+        python3 bench/sample_views.py "$RES"/moe_* "$RES"/gqa "$RES"/rmsnorm --json "$RES/views.json" > "$RES/views.md"
         cat "$RES/views.md" ;;
     tests)
         step tst_gpuevaluator "${TEST_LIMIT:-300}" "$BIN/tst_gpuevaluator" memsetOnItsOwnStreamIsSeen \
