@@ -346,10 +346,15 @@ private:
 
     // Times the flush to size the head start. Runs on the first lead-in, which comes with a job
     // (a memory hold, the launch overhead or the span offset), never inside a timed call, so a
-    // runner started ahead does not disturb another runner's timing while it waits.
+    // runner started ahead does not disturb another runner's timing while it waits. Without
+    // spans there is no head start: the host clock is then the only witness of work on other
+    // streams, and it is blind to whatever runs under the lead-in, so that stays as short as the
+    // flush. At most kMaxHeadStart memsets, so that queueing them never costs the host as much
+    // as they last (a small L2 makes a short flush).
     void allocateFlush()
     {
         constexpr double kLeadInMicros = 100.0;
+        constexpr int kMaxHeadStart = 8;
         check(cudaMalloc(&m_flush, 2 * m_l2Bytes), "cudaMalloc (L2 flush buffer)");
         cudaMemsetAsync(m_flush, ++m_flushValue, 2 * m_l2Bytes, m_stream); // loads the driver's memset
         constexpr int kRounds = 4;
@@ -361,7 +366,9 @@ private:
         float ms = 0.0f;
         cudaEventElapsedTime(&ms, m_start, m_end);
         const double perFlush = static_cast<double>(ms) * 1000.0 / kRounds;
-        m_headStartFlushes = perFlush > 0 ? std::max(0, static_cast<int>(std::ceil(kLeadInMicros / perFlush)) - 1) : 0;
+        if (m_spans.enabled() && perFlush > 0)
+            m_headStartFlushes =
+                std::clamp(static_cast<int>(std::ceil(kLeadInMicros / perFlush)) - 1, 0, kMaxHeadStart);
     }
 
     void noteError(cudaError_t err)

@@ -818,25 +818,22 @@ class Harness:
 
 def charge_samples(events, host_views, spans, span_offset):
     """gpu/runner/samplerule.h's chargeSamples, rule for rule: (figure per sample, raised flags).
-    With spans, a sample whose span exceeds its events by max(1 us, 5 %) is charged span +
-    span_offset, and the host clock decides nothing (its jitter crosses any margin on short
-    calls, and the spans cover every stream). Without, the host clock judges the loop: when the
-    median of (host view - events) exceeds max(3 us, 10 %) of the median event, each sample is
-    charged the larger of its two views."""
+    Spans per sample: one that exceeds its events by max(1 us, 5 %) is charged span + span_offset.
+    Then the host clock per loop, spans or not (the candidate could turn CUPTI off): when the
+    median of (host view - figure so far) exceeds max(3 us, 10 %) of the median figure, each
+    sample is charged the larger of the two. Read on medians, its jitter on short calls changes
+    nothing unless it touches most samples."""
     samples, side = list(events), [False] * len(events)
-    if spans:
-        for k, span in enumerate(spans[:len(events)]):
-            if span > events[k] + max(1.0, 0.05 * events[k]) and span + span_offset > samples[k]:
-                samples[k], side[k] = span + span_offset, True
+    for k, span in enumerate((spans or [])[:len(events)]):
+        if span > events[k] + max(1.0, 0.05 * events[k]) and span + span_offset > samples[k]:
+            samples[k], side[k] = span + span_offset, True
+    if not events or len(host_views) != len(events):
         return samples, side
-    if spans is not None or not events or len(host_views) != len(events):
+    excess = statistics([h - s for h, s in zip(host_views, samples)])["median"]
+    if excess <= max(3.0, 0.1 * statistics(list(samples))["median"]):
         return samples, side
-    median_events = statistics(list(events))["median"]
-    excess = statistics([h - e for h, e in zip(host_views, events)])["median"]
-    if excess <= max(3.0, 0.1 * median_events):
-        return samples, side
-    for k, (h, e) in enumerate(zip(host_views, events)):
-        if h > e:
+    for k, h in enumerate(host_views):
+        if h > samples[k]:
             samples[k], side[k] = h, True
     return samples, side
 
