@@ -1,5 +1,6 @@
 #include "backend.h"
 #include "devicespans.h"
+#include "samplerule.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,12 +28,6 @@ void check(cudaError_t err, const char* what)
     if (err != cudaSuccess)
         throw std::runtime_error(
             std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
-}
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 // Host memory page-locked for one large copy. Inputs and outputs live in the parent's shared
@@ -196,7 +191,7 @@ public:
             gaps.push_back(wall - static_cast<double>(ms) * 1000.0);
         }
         release(scratch);
-        return median(gaps);
+        return medianOf(gaps);
     }
     std::optional<std::size_t> freeBytes() override
     {
@@ -326,7 +321,7 @@ private:
         for (std::size_t k = 0; k < spans.size() && k < events.size(); ++k)
             if (spans[k] > 0)
                 gaps.push_back(events[k] - spans[k]);
-        return gaps.empty() ? 0.0 : std::max(0.0, median(gaps));
+        return gaps.empty() ? 0.0 : std::max(0.0, medianOf(gaps));
     }
 
     // Memsets of twice the L2 size with a new value each time, the last one the flush: every line
