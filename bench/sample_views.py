@@ -3,13 +3,14 @@
 
 Reads the runner result lines (result.jsonl) under the given folders, as `ksearch eval --keep`
 leaves them, oldest job first, and prints one row per timing loop: the medians of the events,
-the host views (wall clock less the launch overhead) and the CUPTI spans, then the median each
-rule charges with how many samples it raised:
+the host views (wall clock less the launch overhead, and since session 37 less the lead-in's own
+device time, also shown), the CUPTI spans, then the median each rule charges with how many samples
+it raised:
 
   old  session 35's rule: a sample whose host view exceeds its events by max(3 us, 10 %) is
        charged the host view, then the span rule
-  new  gpu/runner/samplerule.h: with spans, the span rule alone; without, the host clock judged
-       on the loop's medians
+  new  gpu/runner/samplerule.h: the span rule per sample, then the host clock judged on the
+       loop's medians, spans or not
 
   bench/sample_views.py RESULTS_DIR... [--json OUT]
 """
@@ -72,25 +73,27 @@ def main():
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args()
     rows = []
-    print("| job | call | n | events | host view | span | old: charged (raised) | new: charged (raised) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| job | call | n | events | host view | span | lead-in | old: charged (raised) | new: charged (raised) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for job, call, b in loops(args.folders):
         events = b["device_samples_us"]
         hosts = b.get("host_samples_us", [])
         spans = b.get("span_samples_us", [])
         offset = b.get("span_offset_us", 0.0)
+        leads = b.get("lead_in_samples_us", [])  # runners since session 37: the flush's own device time
         if len(hosts) != len(events):
             print("| %s | %s | %d | (no host views: a runner before samplerule.h) |" % (job, call, len(events)))
             continue
         old, old_side = old_rule(events, hosts, spans, offset)
         new, new_side = new_rule(events, hosts, spans, offset)
         row = {"job": job, "call": call, "n": len(events), "events_us": median(events), "host_us": median(hosts),
-               "span_us": median(spans) if spans else None, "old_us": median(old), "old_raised": sum(old_side),
+               "span_us": median(spans) if spans else None,
+               "lead_in_us": median(leads) if leads else None, "old_us": median(old), "old_raised": sum(old_side),
                "new_us": median(new), "new_raised": sum(new_side), "reported_us": b.get("median_us")}
         rows.append(row)
-        print("| %s | %s | %d | %.2f | %.2f | %s | %.2f (%d) | %.2f (%d) |" % (
+        print("| %s | %s | %d | %.2f | %.2f | %s | %s | %.2f (%d) | %.2f (%d) |" % (
             job, call[:8], row["n"], row["events_us"], row["host_us"],
-            "%.2f" % row["span_us"] if spans else "-", row["old_us"], row["old_raised"], row["new_us"],
+            "%.2f" % row["span_us"] if spans else "-", "%.1f" % row["lead_in_us"] if leads else "-", row["old_us"], row["old_raised"], row["new_us"],
             row["new_raised"]))
     if args.json:
         with open(args.json, "w") as f:

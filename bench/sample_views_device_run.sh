@@ -6,6 +6,7 @@
 # without spans; the GQA baseline as the control, and rmsnorm's ten repeats (issue #3's CV goal).
 #
 #   STEPS="views tests" bash bench/sample_views_device_run.sh
+#   VIEWS_ONLY="moe_ahead gqa" VIEWS_REPEAT=2 STEPS=views ...   (some of the evaluations, fewer repeats)
 #
 # Expects build/gpu-carry.tar.xz (scripts/gpu_carry.sh). Results: $OUT/results.tgz (the kept
 # result lines, views.md, the test logs) and the summaries on stdout.
@@ -26,7 +27,10 @@ cat "$RES/device.txt"
 eval_kept() {
     local name=$1 extra=$2
     shift 2
-    local tmp=/tmp/sample-views-$name
+    [[ -n ${VIEWS_ONLY:-} && " $VIEWS_ONLY " != *" $name "* ]] && return 0
+    # Not /tmp: --keep writes each job's inputs (the MoE's weights, 1.4 GB a job), and the lent
+    # machines' /tmp filled at the sixth job (session 37).
+    local tmp=${VIEWS_TMP:-/var/tmp}/sample-views-$name
     rm -rf "$tmp" && mkdir -p "$tmp"
     [ "$extra" = - ] && extra=
     # shellcheck disable=SC2086
@@ -53,7 +57,7 @@ PY
 for s in $STEPS; do
     case $s in
     views)
-        moe=(tasks/$M/baseline.cu --task "$M" --workloads "$MOE_WORKLOADS" --repeat 4)
+        moe=(tasks/$M/baseline.cu --task "$M" --workloads "$MOE_WORKLOADS" --repeat "${VIEWS_REPEAT:-4}")
         eval_kept moe_ahead - "${moe[@]}"
         eval_kept moe_gap - "${moe[@]}" --gap 2
         eval_kept moe_cold - "${moe[@]}" --cold-runners

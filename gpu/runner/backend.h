@@ -25,7 +25,8 @@ struct Candidate {
 struct TimedCall {
     int returnCode = 0;
     double deviceMicros = 0.0; // events around the call on the given stream (host: = wall)
-    double wallMicros = 0.0; // host clock from just before the launch to device idle
+    double wallMicros = 0.0; // host clock from just before the lead-in to device idle
+    double leadInMicros = 0.0; // device time of the lead-in (CUDA: the flush and its head start; host: 0)
 };
 
 struct DeviceInfo {
@@ -59,7 +60,8 @@ public:
     virtual void flushCaches() = 0;
     virtual TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;
     // Median host-clock overhead of an empty device operation timed like a call: what wall time
-    // adds to device time for an honest kernel.
+    // adds to the lead-in and the events of an honest kernel (the first launch's latency and the
+    // wake-up from the device-wide wait).
     virtual double launchOverheadMicros() = 0;
     virtual DeviceInfo info() = 0;
     // Device memory free right now, where the backend's memory is a separate, limited pool

@@ -342,7 +342,7 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
     result.warmupCalls = warmupCalls;
     result.warmupSeconds = secondsSince(warmStart);
 
-    std::vector<double> samples, deviceSamples, hostSamples;
+    std::vector<double> samples, deviceSamples, hostSamples, leadInSamples;
     backend.beginSpans();
     std::string stop = "max_samples";
     const auto loopStart = std::chrono::steady_clock::now();
@@ -379,7 +379,8 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
         // Judged after the loop (chargeSamples); the stop rule reads the events meanwhile.
         samples.push_back(t.deviceMicros);
         deviceSamples.push_back(t.deviceMicros);
-        hostSamples.push_back(t.wallMicros - overhead);
+        hostSamples.push_back(t.wallMicros - t.leadInMicros - overhead);
+        leadInSamples.push_back(t.leadInMicros);
         if (stopping) {
             saveOutputs(swapped ? call.swappedOutputs.at(which) : call.timingOutputs.at(which), outputs, backend);
             if (swapped) { // the refilled inputs must come back untouched too
@@ -432,6 +433,7 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
     result.samplesMicros = samples;
     result.deviceSamplesMicros = deviceSamples;
     result.hostSamplesMicros = hostSamples;
+    result.leadInSamplesMicros = leadInSamples;
     result.spanSamplesMicros = spans;
     result.medianMicros = s.median;
     result.meanMicros = s.mean;

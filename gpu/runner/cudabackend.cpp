@@ -75,6 +75,7 @@ public:
         check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
         check(cudaEventCreate(&m_start), "cudaEventCreate");
         check(cudaEventCreate(&m_end), "cudaEventCreate");
+        check(cudaEventCreate(&m_leadStart), "cudaEventCreate");
         int l2 = 0;
         check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
         m_l2Bytes = static_cast<std::size_t>(l2);
@@ -91,6 +92,7 @@ public:
             cudaFree(m_differs);
         cudaEventDestroy(m_start);
         cudaEventDestroy(m_end);
+        cudaEventDestroy(m_leadStart);
         cudaStreamDestroy(m_stream);
     }
     void* allocate(std::size_t bytes) override
@@ -153,12 +155,20 @@ public:
     TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
         TimedCall t;
+        // Nothing earlier may still run anywhere on the device (the poison, the persisting-L2
+        // reset): it would delay the lead-in and be charged to the call by the host clock.
+        if (!m_flush)
+            allocateFlush(); // never between the lead-in's event and its memsets
+        noteError(cudaDeviceSynchronize());
         m_spans.open(); // a timestamp, no flush: nothing slow may sit inside the timed call
         const auto t0 = std::chrono::steady_clock::now();
         // The L2 flush, queued right before the start event: it keeps the device busy while the
         // host records the event and launches (otherwise the start event fires on an idle GPU and
         // the host's launch latency is timed as kernel), and the call starts on an L2 full of the
-        // flush's dirty lines, as after triton's do_bench clear.
+        // flush's dirty lines, as after triton's do_bench clear. Its own device time is measured
+        // and left out of the host view: how long a flush takes depends on the lines it writes
+        // back, which the calibration cannot know.
+        cudaEventRecord(m_leadStart, m_stream);
         leadIn();
         cudaEventRecord(m_start, m_stream);
         t.returnCode = fn(args, workspace, workspaceBytes, m_stream);
@@ -166,19 +176,22 @@ public:
         noteError(cudaDeviceSynchronize());
         t.wallMicros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
         m_spans.close();
-        float ms = 0.0f;
-        if (cudaEventElapsedTime(&ms, m_start, m_end) == cudaSuccess)
-            t.deviceMicros = static_cast<double>(ms) * 1000.0;
+        t.deviceMicros = elapsedMicros(m_start, m_end);
+        t.leadInMicros = elapsedMicros(m_leadStart, m_start);
         return t;
     }
     double launchOverheadMicros() override
     {
         // The same sequence as timedRun around a 4-byte memset: what the host clock adds to the
-        // event time of an honest call.
+        // lead-in and the event time of an honest call.
         void* scratch = allocate(256);
+        if (!m_flush)
+            allocateFlush();
         std::vector<double> gaps;
         for (int i = 0; i < 50; ++i) {
+            cudaDeviceSynchronize();
             const auto t0 = std::chrono::steady_clock::now();
+            cudaEventRecord(m_leadStart, m_stream);
             leadIn();
             cudaEventRecord(m_start, m_stream);
             cudaMemsetAsync(scratch, i, 4, m_stream);
@@ -186,9 +199,7 @@ public:
             cudaDeviceSynchronize();
             const double wall =
                 std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-            float ms = 0.0f;
-            cudaEventElapsedTime(&ms, m_start, m_end);
-            gaps.push_back(wall - static_cast<double>(ms) * 1000.0);
+            gaps.push_back(wall - elapsedMicros(m_leadStart, m_start) - elapsedMicros(m_start, m_end));
         }
         release(scratch);
         return medianOf(gaps);
@@ -366,6 +377,12 @@ private:
                 std::clamp(static_cast<int>(std::ceil(kLeadInMicros / perFlush)) - 1, 0, kMaxHeadStart);
     }
 
+    static double elapsedMicros(cudaEvent_t from, cudaEvent_t to)
+    {
+        float ms = 0.0f;
+        return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? static_cast<double>(ms) * 1000.0 : 0.0;
+    }
+
     void noteError(cudaError_t err)
     {
         if (err != cudaSuccess && m_error.empty())
@@ -374,6 +391,7 @@ private:
 
     cudaStream_t m_stream = nullptr;
     cudaEvent_t m_start = nullptr, m_end = nullptr;
+    cudaEvent_t m_leadStart = nullptr; // before the lead-in: its device time is left out of the host view
     std::size_t m_l2Bytes = 0;
     void* m_flush = nullptr;
     int* m_differs = nullptr;

@@ -464,7 +464,8 @@ inline HandoffMessage handoffFromJson(const nlohmann::json& j)
 struct BenchReport {
     std::vector<double> samplesMicros; // per sample: the figure that counts (events, or a longer device span)
     std::vector<double> deviceSamplesMicros; // per sample: the stream's events alone
-    std::vector<double> hostSamplesMicros; // per sample: the host clock less the launch overhead
+    std::vector<double> hostSamplesMicros; // per sample: the host clock less the lead-in and the launch overhead
+    std::vector<double> leadInSamplesMicros; // per sample: the lead-in's device time (CUDA; else 0)
     std::vector<double> spanSamplesMicros; // per sample: the CUPTI span; empty without spans
     double medianMicros = 0, meanMicros = 0, stdevMicros = 0, p25Micros = 0, p75Micros = 0, minMicros = 0;
     int sideWorkSamples = 0; // samples charged above their events (samplerule.h)
@@ -483,7 +484,8 @@ struct BenchReport {
 inline nlohmann::json toJson(const BenchReport& b)
 {
     nlohmann::json j {{"samples_us", b.samplesMicros}, {"device_samples_us", b.deviceSamplesMicros},
-        {"host_samples_us", b.hostSamplesMicros}, {"median_us", b.medianMicros}, {"mean_us", b.meanMicros},
+        {"host_samples_us", b.hostSamplesMicros},
+        {"lead_in_samples_us", b.leadInSamplesMicros}, {"median_us", b.medianMicros}, {"mean_us", b.meanMicros},
         {"stdev_us", b.stdevMicros}, {"p25_us", b.p25Micros}, {"p75_us", b.p75Micros}, {"min_us", b.minMicros},
         {"side_work_samples", b.sideWorkSamples}, {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls},
         {"warmup_seconds", b.warmupSeconds}, {"launch_overhead_us", b.launchOverheadMicros},
@@ -504,6 +506,7 @@ inline BenchReport benchFromJson(const nlohmann::json& j)
     b.samplesMicros = j.value("samples_us", std::vector<double> {});
     b.deviceSamplesMicros = j.value("device_samples_us", std::vector<double> {});
     b.hostSamplesMicros = j.value("host_samples_us", std::vector<double> {});
+    b.leadInSamplesMicros = j.value("lead_in_samples_us", std::vector<double> {});
     b.spanSamplesMicros = j.value("span_samples_us", std::vector<double> {});
     b.medianMicros = j.value("median_us", 0.0);
     b.meanMicros = j.value("mean_us", 0.0);

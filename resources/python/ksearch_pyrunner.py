@@ -266,6 +266,7 @@ class Device:
                 self.flush_buffer = torch.empty(2 * self.l2_bytes // 4, dtype=torch.int32, device=self.device)
                 self.start = torch.cuda.Event(enable_timing=True)
                 self.end = torch.cuda.Event(enable_timing=True)
+                self.lead_start = torch.cuda.Event(enable_timing=True)  # the lead-in's own time
             self.driver = Driver()
             self.spans = load_spans()
             if self.spans:  # the lead-in's memsets are the harness's; a candidate's elsewhere count
@@ -279,6 +280,7 @@ class Device:
             self.name = "host CPU"
             self.flush_buffer = torch.empty(64 << 20, dtype=torch.uint8)
         self.flush_value = 0
+        self.last_lead_in_us = 0.0  # the lead-in's device time in the last timed() (CUDA)
         self.head_start_buffer = None  # sized by calibrate(), once the job is here
         self.held = []  # (pointer, bytes) of device memory held from the candidate, see hold_all_but
         self.head_start_repeats = 0  # flushes instead, where the buffer would not fit
@@ -380,14 +382,18 @@ class Device:
 
     def timed(self, call):
         """Runs call() once; returns (device_us, wall_us, result). Wall time runs from before the
-        launch to the whole device being idle, so work on any stream is in it."""
+        launch to the whole device being idle, so work on any stream is in it, less the lead-in's
+        device time (kept in last_lead_in_us): how long a flush takes depends on the lines it
+        writes back, which the launch-overhead calibration cannot know."""
         if not self.cuda:
             self.lead_in()
             t0 = time.perf_counter()
             result = call()
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
-        self.stream.synchronize()
+        # Nothing earlier may still run anywhere on the device (the poison, another stream's
+        # leftovers): it would delay the lead-in and be charged to the call by the host clock.
+        self.torch.cuda.synchronize()
         spans = self.spans
         if spans:
             spans.ks_spans_open()
@@ -397,6 +403,7 @@ class Device:
         # through a wrapper) and that host time is not timed as the kernel's, as it is not for
         # ks_run in ksearch-runner. Memsets on the harness's stream, which the spans leave out: a
         # window holds only the candidate's work, on any stream and from any thread.
+        self.lead_start.record(self.stream)
         self.lead_in()
         self.start.record(self.stream)
         result = call()
@@ -405,7 +412,8 @@ class Device:
         wall = (time.perf_counter() - t0) * 1e6
         if spans:
             spans.ks_spans_close()
-        return self.start.elapsed_time(self.end) * 1000.0, wall, result
+        self.last_lead_in_us = self.lead_start.elapsed_time(self.start) * 1000.0
+        return self.start.elapsed_time(self.end) * 1000.0, wall - self.last_lead_in_us, result
 
     def collect_spans(self, windows):
         """One span per timed call since the loop began (microseconds; 0 where nothing of the
@@ -750,7 +758,7 @@ class Harness:
                 break
         report.update(warmup_calls=warm, warmup_seconds=time.perf_counter() - warm_start)
 
-        samples, device_samples, host_samples = [], [], []
+        samples, device_samples, host_samples, lead_in_samples = [], [], [], []
         offset = self.dev.span_offset_us()
         if self.dev.spans:
             self.dev.spans.ks_spans_reset()  # windows from here on are the timed calls
@@ -774,6 +782,7 @@ class Harness:
             samples.append(device_us)  # judged after the loop (charge_samples); the stop rule reads events
             device_samples.append(device_us)
             host_samples.append(wall_us - overhead)
+            lead_in_samples.append(self.dev.last_lead_in_us)
             if stopping:
                 self.save_outputs((swapped_outputs if swapped else call["timing_outputs"])[which], outputs)
                 if swapped:
@@ -809,6 +818,7 @@ class Harness:
                           span_offset_us=offset, span_samples_us=spans)
         s = statistics(samples)
         report.update(samples_us=samples, device_samples_us=device_samples, host_samples_us=host_samples,
+                      lead_in_samples_us=lead_in_samples,
                       median_us=s["median"],
                       mean_us=s["mean"], stdev_us=s["stdev"], p25_us=s["p25"], p75_us=s["p75"], min_us=s["min"],
                       side_work_samples=sum(side_flags), stop=stop, loop_seconds=time.perf_counter() - loop_start,
