@@ -222,6 +222,9 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     BenchReport bench;
     bench.samplesMicros = {10.0, 11.0, 12.0};
     bench.deviceSamplesMicros = {10.0, 10.5, 12.0};
+    bench.hostSamplesMicros = {10.25, 13.0, 12.5};
+    bench.leadInSamplesMicros = {101.5, 99.75, 100.0};
+    bench.spanSamplesMicros = {8.0, 11.0, 9.5};
     bench.medianMicros = 11.0;
     bench.sideWorkSamples = 1;
     bench.deviceSpans = true;
@@ -235,6 +238,9 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     QVERIFY2(toJson(back) == line, toJson(back).dump().c_str());
     QVERIFY(back.bench && back.bench->samplesMicros.size() == 3 && !back.bench->inputsUnchanged);
     QCOMPARE(back.bench->spanOffsetMicros, 1.25);
+    QCOMPARE(back.bench->hostSamplesMicros, bench.hostSamplesMicros); // the views bench/sample_views.py reads
+    QCOMPARE(back.bench->leadInSamplesMicros, bench.leadInSamplesMicros);
+    QCOMPARE(back.bench->spanSamplesMicros, bench.spanSamplesMicros);
     QCOMPARE(back.repeatIdentical, std::optional<bool>(false));
     QVERIFY(!callFromJson(toJson(CallLine {})).repeatIdentical); // no second call, nothing said
     // A line the candidate rewrote: counts out of every range read as none, never converted.
