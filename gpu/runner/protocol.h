@@ -484,12 +484,12 @@ struct BenchReport {
 inline nlohmann::json toJson(const BenchReport& b)
 {
     nlohmann::json j {{"samples_us", b.samplesMicros}, {"device_samples_us", b.deviceSamplesMicros},
-        {"host_samples_us", b.hostSamplesMicros},
-        {"lead_in_samples_us", b.leadInSamplesMicros}, {"median_us", b.medianMicros}, {"mean_us", b.meanMicros},
-        {"stdev_us", b.stdevMicros}, {"p25_us", b.p25Micros}, {"p75_us", b.p75Micros}, {"min_us", b.minMicros},
-        {"side_work_samples", b.sideWorkSamples}, {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls},
-        {"warmup_seconds", b.warmupSeconds}, {"launch_overhead_us", b.launchOverheadMicros},
-        {"loop_seconds", b.loopSeconds}, {"stop", b.stop}, {"inputs_unchanged", b.inputsUnchanged}};
+        {"host_samples_us", b.hostSamplesMicros}, {"lead_in_samples_us", b.leadInSamplesMicros},
+        {"median_us", b.medianMicros}, {"mean_us", b.meanMicros}, {"stdev_us", b.stdevMicros}, {"p25_us", b.p25Micros},
+        {"p75_us", b.p75Micros}, {"min_us", b.minMicros}, {"side_work_samples", b.sideWorkSamples},
+        {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls}, {"warmup_seconds", b.warmupSeconds},
+        {"launch_overhead_us", b.launchOverheadMicros}, {"loop_seconds", b.loopSeconds}, {"stop", b.stop},
+        {"inputs_unchanged", b.inputsUnchanged}};
     if (b.deviceSpans) {
         j["span_median_us"] = b.spanMedianMicros;
         j["span_offset_us"] = b.spanOffsetMicros;
