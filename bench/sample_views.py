@@ -81,6 +81,7 @@ def main():
         spans = b.get("span_samples_us", [])
         offset = b.get("span_offset_us", 0.0)
         leads = b.get("lead_in_samples_us", [])  # runners since session 37: the flush's own device time
+        stretched = b.get("stretched_lead_ins", 0)  # lead-ins past the calibrated one (not left out whole)
         if len(hosts) != len(events):
             print("| %s | %s | %d | (no host views: a runner before samplerule.h) |" % (job, call, len(events)))
             continue
@@ -88,12 +89,12 @@ def main():
         new, new_side = new_rule(events, hosts, spans, offset)
         row = {"job": job, "call": call, "n": len(events), "events_us": median(events), "host_us": median(hosts),
                "span_us": median(spans) if spans else None,
-               "lead_in_us": median(leads) if leads else None, "old_us": median(old), "old_raised": sum(old_side),
+               "lead_in_us": median(leads) if leads else None, "stretched_lead_ins": stretched, "old_us": median(old), "old_raised": sum(old_side),
                "new_us": median(new), "new_raised": sum(new_side), "reported_us": b.get("median_us")}
         rows.append(row)
         print("| %s | %s | %d | %.2f | %.2f | %s | %s | %.2f (%d) | %.2f (%d) |" % (
             job, call[:8], row["n"], row["events_us"], row["host_us"],
-            "%.2f" % row["span_us"] if spans else "-", "%.1f" % row["lead_in_us"] if leads else "-", row["old_us"], row["old_raised"], row["new_us"],
+            "%.2f" % row["span_us"] if spans else "-", ("%.1f" % row["lead_in_us"] + (" (%d long)" % stretched if stretched else "")) if leads else "-", row["old_us"], row["old_raised"], row["new_us"],
             row["new_raised"]))
     if args.json:
         with open(args.json, "w") as f:

@@ -227,6 +227,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     bench.spanSamplesMicros = {8.0, 11.0, 9.5};
     bench.medianMicros = 11.0;
     bench.sideWorkSamples = 1;
+    bench.stretchedLeadIns = 2;
     bench.deviceSpans = true;
     bench.spanMedianMicros = 11.5;
     bench.spanOffsetMicros = 1.25;
@@ -241,6 +242,7 @@ void TestRunnerProtocol::resultLinesRoundTrip()
     QCOMPARE(back.bench->hostSamplesMicros, bench.hostSamplesMicros); // the views bench/sample_views.py reads
     QCOMPARE(back.bench->leadInSamplesMicros, bench.leadInSamplesMicros);
     QCOMPARE(back.bench->spanSamplesMicros, bench.spanSamplesMicros);
+    QCOMPARE(back.bench->stretchedLeadIns, 2);
     QCOMPARE(back.repeatIdentical, std::optional<bool>(false));
     QVERIFY(!callFromJson(toJson(CallLine {})).repeatIdentical); // no second call, nothing said
     // A line the candidate rewrote: counts out of every range read as none, never converted.

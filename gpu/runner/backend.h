@@ -27,6 +27,11 @@ struct TimedCall {
     double deviceMicros = 0.0; // events around the call on the given stream (host: = wall)
     double wallMicros = 0.0; // host clock from just before the lead-in to device idle
     double leadInMicros = 0.0; // device time of the lead-in (CUDA: the flush and its head start; host: 0)
+    // What the host view leaves out of the wall time for the lead-in: its device time, but at most
+    // what launchOverheadMicros' rounds took for it plus a margin. A lead-in stretched past that
+    // had something of the candidate's beside it (a side stream's work, however it was prioritised),
+    // which the host clock must still see when the spans do not.
+    double leadInCreditMicros = 0.0;
 };
 
 struct DeviceInfo {
@@ -61,7 +66,7 @@ public:
     virtual TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) = 0;
     // Median host-clock overhead of an empty device operation timed like a call: what wall time
     // adds to the lead-in and the events of an honest kernel (the first launch's latency and the
-    // wake-up from the device-wide wait).
+    // wake-up from the device-wide wait). Also what bounds timedRun's leadInCreditMicros from then on.
     virtual double launchOverheadMicros() = 0;
     virtual DeviceInfo info() = 0;
     // Device memory free right now, where the backend's memory is a separate, limited pool

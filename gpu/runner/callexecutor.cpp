@@ -310,8 +310,8 @@ bool inputsUnchanged(const InputSet& set, Backend& backend)
 }
 
 // Times one call per sample on rotating input sets. A sample's latency is the event time on the
-// given stream, unless the device's own record (CUPTI spans of work on any stream) or, without
-// spans, the loop's host clock shows it busy for noticeably longer: then work went to another
+// given stream, unless the device's own record (CUPTI spans of work on any stream) or the loop's
+// host clock shows it busy for noticeably longer: then work went to another
 // stream, and that figure counts (samplerule.h). The last round refills each set's buffers with
 // the first call's inputs before calling: a kernel that replays what it computed for a pointer it
 // has seen then returns stale results.
@@ -379,8 +379,9 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
         // Judged after the loop (chargeSamples); the stop rule reads the events meanwhile.
         samples.push_back(t.deviceMicros);
         deviceSamples.push_back(t.deviceMicros);
-        hostSamples.push_back(t.wallMicros - t.leadInMicros - overhead);
+        hostSamples.push_back(t.wallMicros - t.leadInCreditMicros - overhead);
         leadInSamples.push_back(t.leadInMicros);
+        result.stretchedLeadIns += t.leadInCreditMicros < t.leadInMicros ? 1 : 0;
         if (stopping) {
             saveOutputs(swapped ? call.swappedOutputs.at(which) : call.timingOutputs.at(which), outputs, backend);
             if (swapped) { // the refilled inputs must come back untouched too

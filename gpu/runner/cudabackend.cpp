@@ -155,19 +155,22 @@ public:
     TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
         TimedCall t;
-        // Nothing earlier may still run anywhere on the device (the poison, the persisting-L2
-        // reset): it would delay the lead-in and be charged to the call by the host clock.
         if (!m_flush)
             allocateFlush(); // never between the lead-in's event and its memsets
-        noteError(cudaDeviceSynchronize());
+        // Nothing earlier may still run anywhere on the device when the clock starts (the
+        // persisting-L2 reset): it would delay the lead-in and be charged to the call by the host
+        // clock. The harness's stream is idle already (flushCaches), so whatever else still runs
+        // is a candidate's, launched by a thread of its own between samples: the spans' window
+        // opens before the wait and counts it.
         m_spans.open(); // a timestamp, no flush: nothing slow may sit inside the timed call
+        noteError(cudaDeviceSynchronize());
         const auto t0 = std::chrono::steady_clock::now();
         // The L2 flush, queued right before the start event: it keeps the device busy while the
         // host records the event and launches (otherwise the start event fires on an idle GPU and
         // the host's launch latency is timed as kernel), and the call starts on an L2 full of the
         // flush's dirty lines, as after triton's do_bench clear. Its own device time is measured
-        // and left out of the host view: how long a flush takes depends on the lines it writes
-        // back, which the calibration cannot know.
+        // and left out of the host view, up to what the calibration's lead-ins took
+        // (leadInCreditMicros).
         cudaEventRecord(m_leadStart, m_stream);
         leadIn();
         cudaEventRecord(m_start, m_stream);
@@ -178,6 +181,8 @@ public:
         m_spans.close();
         t.deviceMicros = elapsedMicros(m_start, m_end);
         t.leadInMicros = elapsedMicros(m_leadStart, m_start);
+        t.leadInCreditMicros =
+            m_expectedLeadIn > 0 ? std::min(t.leadInMicros, m_expectedLeadIn + leadInMargin()) : t.leadInMicros;
         return t;
     }
     double launchOverheadMicros() override
@@ -187,7 +192,7 @@ public:
         void* scratch = allocate(256);
         if (!m_flush)
             allocateFlush();
-        std::vector<double> gaps;
+        std::vector<double> gaps, leadIns;
         for (int i = 0; i < 50; ++i) {
             cudaDeviceSynchronize();
             const auto t0 = std::chrono::steady_clock::now();
@@ -199,9 +204,14 @@ public:
             cudaDeviceSynchronize();
             const double wall =
                 std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-            gaps.push_back(wall - elapsedMicros(m_leadStart, m_start) - elapsedMicros(m_start, m_end));
+            const double leadIn = elapsedMicros(m_leadStart, m_start);
+            leadIns.push_back(leadIn);
+            gaps.push_back(wall - leadIn - elapsedMicros(m_start, m_end));
         }
         release(scratch);
+        // Each round's flush writes back an L2 the previous one left wholly dirty, the most any
+        // timed call can leave it: a loop's lead-in is not longer for an honest call.
+        m_expectedLeadIn = medianOf(leadIns);
         return medianOf(gaps);
     }
     std::optional<std::size_t> freeBytes() override
@@ -354,9 +364,10 @@ private:
     // (a memory hold, the launch overhead or the span offset), never inside a timed call, so a
     // runner started ahead does not disturb another runner's timing while it waits. Without
     // spans there is no head start: the host clock is then the only witness of work on other
-    // streams, and it is blind to whatever runs under the lead-in, so that stays as short as the
-    // flush. At most kMaxHeadStart memsets, so that queueing them never costs the host as much
-    // as they last (a small L2 makes a short flush).
+    // streams, and it is blind to whatever runs under the lead-in without stretching it past the
+    // calibrated lead-in's margin (leadInMargin), so that stays as short as the flush. At most
+    // kMaxHeadStart memsets, so that queueing them never costs the host as much as they last (a
+    // small L2 makes a short flush).
     void allocateFlush()
     {
         constexpr double kLeadInMicros = 100.0;
@@ -377,11 +388,19 @@ private:
                 std::clamp(static_cast<int>(std::ceil(kLeadInMicros / perFlush)) - 1, 0, kMaxHeadStart);
     }
 
-    static double elapsedMicros(cudaEvent_t from, cudaEvent_t to)
+    // Both events have completed (a device-wide synchronisation came after them); a failure is a
+    // device error, recorded for the call like any other.
+    double elapsedMicros(cudaEvent_t from, cudaEvent_t to)
     {
         float ms = 0.0f;
-        return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? static_cast<double>(ms) * 1000.0 : 0.0;
+        const cudaError_t err = cudaEventElapsedTime(&ms, from, to);
+        noteError(err);
+        return err == cudaSuccess ? static_cast<double>(ms) * 1000.0 : 0.0;
     }
+
+    // How much longer than in the calibration an honest lead-in may read: its jitter between
+    // samples (about 1 us of 108 on an H100, session 37).
+    [[nodiscard]] double leadInMargin() const { return std::max(2.0, 0.05 * m_expectedLeadIn); }
 
     void noteError(cudaError_t err)
     {
@@ -392,6 +411,7 @@ private:
     cudaStream_t m_stream = nullptr;
     cudaEvent_t m_start = nullptr, m_end = nullptr;
     cudaEvent_t m_leadStart = nullptr; // before the lead-in: its device time is left out of the host view
+    double m_expectedLeadIn = 0.0; // median lead-in of launchOverheadMicros' rounds; 0 before the first
     std::size_t m_l2Bytes = 0;
     void* m_flush = nullptr;
     int* m_differs = nullptr;

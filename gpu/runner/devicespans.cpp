@@ -16,12 +16,15 @@ namespace {
 
 struct Span {
     std::uint64_t start, end;
+    std::uint32_t stream;
 };
 
 std::mutex g_mutex;
 std::vector<Span> g_spans;
-// The harness's stream, whose memsets (the lead-in) are not the candidate's work.
+// The harness's stream, whose memsets (the lead-in) are not the candidate's work, and whose
+// other work is waited for before each window opens.
 std::uint32_t g_harnessStream = 0;
+bool g_harnessStreamKnown = false;
 
 void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords)
 {
@@ -38,14 +41,14 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     while (cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
         if (record->kind == CUPTI_ACTIVITY_KIND_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-            g_spans.push_back({k->start, k->end});
+            g_spans.push_back({k->start, k->end, k->streamId});
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-            g_spans.push_back({m->start, m->end});
+            g_spans.push_back({m->start, m->end, m->streamId});
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
             if (m->streamId != g_harnessStream)
-                g_spans.push_back({m->start, m->end});
+                g_spans.push_back({m->start, m->end, m->streamId});
         }
     }
     std::free(buffer);
@@ -78,6 +81,7 @@ bool DeviceSpans::recordMemsetsBut(void* harnessStream)
     {
         std::lock_guard lock(g_mutex);
         g_harnessStream = id;
+        g_harnessStreamKnown = true;
     }
     return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET) == CUPTI_SUCCESS;
 }
@@ -118,11 +122,17 @@ std::vector<double> DeviceSpans::spansMicros()
     std::lock_guard lock(g_mutex);
     for (std::size_t w = 0; w < m_opens.size() && w < m_closes.size(); ++w) {
         std::uint64_t first = UINT64_MAX, last = 0;
-        for (const Span& s : g_spans)
-            if (s.start >= m_opens[w] && s.start <= m_closes[w]) {
-                first = std::min(first, s.start);
+        for (const Span& s : g_spans) {
+            const bool began = s.start >= m_opens[w] && s.start <= m_closes[w];
+            // Only a candidate's thread can have work on another stream than the harness's
+            // running when a window opens: every call before it ended on a device-wide wait.
+            const bool running =
+                g_harnessStreamKnown && s.stream != g_harnessStream && s.start < m_opens[w] && s.end > m_opens[w];
+            if (began || running) {
+                first = std::min(first, std::max(s.start, m_opens[w]));
                 last = std::max(last, s.end);
             }
+        }
         out[w] = last > first ? static_cast<double>(last - first) / 1000.0 : 0.0;
     }
     return out;

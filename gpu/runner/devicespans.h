@@ -25,10 +25,12 @@ public:
     // cannot name the stream or record memsets.
     bool recordMemsetsBut(void* harnessStream);
     void reset(); // before a timing loop: forget earlier windows and records
-    void open(); // right before the candidate is called
+    void open(); // before the device-wide wait that precedes the call, with the harness's stream idle
     void close(); // once the device is idle again
     // One figure per window since reset(), in order: first start to last end of the activities
-    // that began inside it, in microseconds (0 when none did, or tracing is off).
+    // that began inside it, and of those still running on another stream than the harness's when
+    // it opened (a candidate's work launched between samples, counted from the opening), in
+    // microseconds (0 when there were none, or tracing is off).
     std::vector<double> spansMicros();
 
 private:

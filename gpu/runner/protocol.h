@@ -469,6 +469,7 @@ struct BenchReport {
     std::vector<double> spanSamplesMicros; // per sample: the CUPTI span; empty without spans
     double medianMicros = 0, meanMicros = 0, stdevMicros = 0, p25Micros = 0, p75Micros = 0, minMicros = 0;
     int sideWorkSamples = 0; // samples charged above their events (samplerule.h)
+    int stretchedLeadIns = 0; // samples whose lead-in ran past the calibrated one (TimedCall::leadInCreditMicros)
     bool deviceSpans = false; // whether CUPTI spans were recorded
     double spanMedianMicros = 0; // their median; 0 without spans
     double spanOffsetMicros = 0; // added to a span that replaced a sample (Backend::spanOffsetMicros)
@@ -487,9 +488,9 @@ inline nlohmann::json toJson(const BenchReport& b)
         {"host_samples_us", b.hostSamplesMicros}, {"lead_in_samples_us", b.leadInSamplesMicros},
         {"median_us", b.medianMicros}, {"mean_us", b.meanMicros}, {"stdev_us", b.stdevMicros}, {"p25_us", b.p25Micros},
         {"p75_us", b.p75Micros}, {"min_us", b.minMicros}, {"side_work_samples", b.sideWorkSamples},
-        {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls}, {"warmup_seconds", b.warmupSeconds},
-        {"launch_overhead_us", b.launchOverheadMicros}, {"loop_seconds", b.loopSeconds}, {"stop", b.stop},
-        {"inputs_unchanged", b.inputsUnchanged}};
+        {"stretched_lead_ins", b.stretchedLeadIns}, {"device_spans", b.deviceSpans}, {"warmup_calls", b.warmupCalls},
+        {"warmup_seconds", b.warmupSeconds}, {"launch_overhead_us", b.launchOverheadMicros},
+        {"loop_seconds", b.loopSeconds}, {"stop", b.stop}, {"inputs_unchanged", b.inputsUnchanged}};
     if (b.deviceSpans) {
         j["span_median_us"] = b.spanMedianMicros;
         j["span_offset_us"] = b.spanOffsetMicros;
@@ -515,6 +516,7 @@ inline BenchReport benchFromJson(const nlohmann::json& j)
     b.p75Micros = j.value("p75_us", 0.0);
     b.minMicros = j.value("min_us", 0.0);
     b.sideWorkSamples = detail::countOr(j, "side_work_samples", 0);
+    b.stretchedLeadIns = detail::countOr(j, "stretched_lead_ins", 0);
     b.deviceSpans = j.value("device_spans", false);
     b.spanMedianMicros = j.value("span_median_us", 0.0);
     b.spanOffsetMicros = j.value("span_offset_us", 0.0);

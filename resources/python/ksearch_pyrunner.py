@@ -281,6 +281,8 @@ class Device:
             self.flush_buffer = torch.empty(64 << 20, dtype=torch.uint8)
         self.flush_value = 0
         self.last_lead_in_us = 0.0  # the lead-in's device time in the last timed() (CUDA)
+        self.expected_lead_in_us = 0.0  # launch_overhead_us' median lead-in; 0: not yet measured
+        self.last_lead_in_credit_us = 0.0  # what the last timed() left out of the wall time for it
         self.head_start_buffer = None  # sized by calibrate(), once the job is here
         self.held = []  # (pointer, bytes) of device memory held from the candidate, see hold_all_but
         self.head_start_repeats = 0  # flushes instead, where the buffer would not fit
@@ -383,20 +385,24 @@ class Device:
     def timed(self, call):
         """Runs call() once; returns (device_us, wall_us, result). Wall time runs from before the
         launch to the whole device being idle, so work on any stream is in it, less the lead-in's
-        device time (kept in last_lead_in_us): how long a flush takes depends on the lines it
-        writes back, which the launch-overhead calibration cannot know."""
+        device time (kept in last_lead_in_us), but at most what launch_overhead_us' rounds took
+        for it plus a margin: a lead-in stretched past that had the candidate's work beside it
+        (ksearch-runner's leadInCreditMicros)."""
         if not self.cuda:
             self.lead_in()
             t0 = time.perf_counter()
             result = call()
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
-        # Nothing earlier may still run anywhere on the device (the poison, another stream's
-        # leftovers): it would delay the lead-in and be charged to the call by the host clock.
-        self.torch.cuda.synchronize()
+        # Nothing earlier may still run anywhere on the device when the clock starts: it would
+        # delay the lead-in and be charged to the call by the host clock. With the harness's stream
+        # idle, whatever else still runs is a candidate's, launched by a thread of its own between
+        # samples: the spans' window opens before the wait and counts it (devicespans.h).
+        self.stream.synchronize()
         spans = self.spans
         if spans:
             spans.ks_spans_open()
+        self.torch.cuda.synchronize()
         t0 = time.perf_counter()
         # The lead-in right before the start event: the flush, then more of it as a head start, so
         # the device stays busy while Python reaches the candidate's launch (tens of microseconds
@@ -413,7 +419,11 @@ class Device:
         if spans:
             spans.ks_spans_close()
         self.last_lead_in_us = self.lead_start.elapsed_time(self.start) * 1000.0
-        return self.start.elapsed_time(self.end) * 1000.0, wall - self.last_lead_in_us, result
+        credit = self.last_lead_in_us
+        if self.expected_lead_in_us > 0:
+            credit = min(credit, self.expected_lead_in_us + max(2.0, 0.05 * self.expected_lead_in_us))
+        self.last_lead_in_credit_us = credit
+        return self.start.elapsed_time(self.end) * 1000.0, wall - credit, result
 
     def collect_spans(self, windows):
         """One span per timed call since the loop began (microseconds; 0 where nothing of the
@@ -444,14 +454,20 @@ class Device:
         return max(0.0, statistics(gaps)["median"]) if gaps else 0.0
 
     def launch_overhead_us(self):
-        """What the host clock adds to the events of an honest call (median of an empty one)."""
+        """What the host clock adds to the lead-in and the events of an honest call (median of an
+        empty one); also the lead-in such a call takes, which bounds what timed() leaves out."""
         if not self.cuda:
             return 0.0
         scratch = self.torch.empty(64, dtype=self.torch.uint8, device=self.device)
-        gaps = []
+        gaps, lead_ins = [], []
+        self.expected_lead_in_us = 0.0  # these rounds leave out their whole lead-in
         for i in range(50):
             device_us, wall_us, _ = self.timed(lambda: scratch.fill_(i % 256))
             gaps.append(wall_us - device_us)
+            lead_ins.append(self.last_lead_in_us)
+        # Each round's flush writes back an L2 the previous one left wholly dirty, the most a
+        # timed call can leave it: an honest call's lead-in is not longer.
+        self.expected_lead_in_us = statistics(lead_ins)["median"]
         return statistics(gaps)["median"]
 
     def copy_bandwidth_gbs(self):
@@ -759,6 +775,7 @@ class Harness:
         report.update(warmup_calls=warm, warmup_seconds=time.perf_counter() - warm_start)
 
         samples, device_samples, host_samples, lead_in_samples = [], [], [], []
+        stretched = 0  # lead-ins past the calibrated one (Device.timed)
         offset = self.dev.span_offset_us()
         if self.dev.spans:
             self.dev.spans.ks_spans_reset()  # windows from here on are the timed calls
@@ -783,6 +800,7 @@ class Harness:
             device_samples.append(device_us)
             host_samples.append(wall_us - overhead)
             lead_in_samples.append(self.dev.last_lead_in_us)
+            stretched += 1 if self.dev.last_lead_in_credit_us < self.dev.last_lead_in_us else 0
             if stopping:
                 self.save_outputs((swapped_outputs if swapped else call["timing_outputs"])[which], outputs)
                 if swapped:
@@ -818,7 +836,7 @@ class Harness:
                           span_offset_us=offset, span_samples_us=spans)
         s = statistics(samples)
         report.update(samples_us=samples, device_samples_us=device_samples, host_samples_us=host_samples,
-                      lead_in_samples_us=lead_in_samples,
+                      lead_in_samples_us=lead_in_samples, stretched_lead_ins=stretched,
                       median_us=s["median"],
                       mean_us=s["mean"], stdev_us=s["stdev"], p25_us=s["p25"], p75_us=s["p75"], min_us=s["min"],
                       side_work_samples=sum(side_flags), stop=stop, loop_seconds=time.perf_counter() - loop_start,
