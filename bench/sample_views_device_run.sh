@@ -72,8 +72,9 @@ for s in $STEPS; do
         cat "$RES/views.md" ;;
     tests)
         step tst_gpuevaluator "${TEST_LIMIT:-300}" "$BIN/tst_gpuevaluator" memsetOnItsOwnStreamIsSeen \
-            launchBoundCallsScoreThemselves sideStreamDoesNotPay
-        grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|J \|  [0-9a-f-]*: \|own stream" "$RES/tst_gpuevaluator.log" | cut -c1-220
+            launchBoundCallsScoreThemselves sideStreamDoesNotPay priorityStreamUnderTheLeadInPays
+        grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|J \|  [0-9a-f-]*: \|own stream\|priority stream" \
+            "$RES/tst_gpuevaluator.log" | cut -c1-220
         step tst_gpupython "${PYTHON_LIMIT:-200}" "$BIN/tst_gpupython" sideStreamIsStillTimed
         grep -h "^PASS\|^FAIL\|^SKIP\|^Totals\|Loc:\|side stream" "$RES/tst_gpupython.log" | cut -c1-220 ;;
     esac
