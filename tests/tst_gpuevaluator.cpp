@@ -381,7 +381,9 @@ void TestGpuEvaluator::priorityStreamUnderTheLeadInPays_data()
 // the given stream's events hold nothing. The spans see it; without them the host clock must,
 // although the lead-in it stretches is left out of the host view: only up to the calibrated
 // lead-in and its margin (a first version of session 37 left out the whole stretched lead-in,
-// and such a call read almost free).
+// and such a call read as the empty given stream's events, a few microseconds). Overlapped with
+// the flush, the work stretches the lead-in by less than it takes alone, so by the host clock it
+// may read below the honest call: not below half of it.
 void TestGpuEvaluator::priorityStreamUnderTheLeadInPays()
 {
     QFETCH(bool, spans);
@@ -418,10 +420,8 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t) {
         qInfo("%s: honest %.2f us, on a priority stream %.2f us (span %.2f; %d of %d samples raised)", o.id.c_str(),
             h.latencyMicros, o.latencyMicros, o.deviceSpanMicros, o.sideWorkSamples, o.samples);
         QVERIFY2(o.sideWorkSamples > o.samples / 2, o.id.c_str());
-        // With spans, as sideStreamDoesNotPay. By the host clock it may hide what the rule lets
-        // pass: the lead-in's margin and the loop's threshold, max(3 us, 10 %).
-        const double allowed = spans ? 0.02 * h.latencyMicros : std::max(3.0, 0.1 * h.latencyMicros);
-        QVERIFY2(o.latencyMicros > h.latencyMicros - allowed, o.id.c_str());
+        // With spans, as sideStreamDoesNotPay.
+        QVERIFY2(o.latencyMicros > (spans ? 0.98 : 0.5) * h.latencyMicros, o.id.c_str());
     }
 }
 

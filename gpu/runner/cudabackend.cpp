@@ -157,11 +157,12 @@ public:
         TimedCall t;
         if (!m_flush)
             allocateFlush(); // never between the lead-in's event and its memsets
+        untimedFlush();
         // Nothing earlier may still run anywhere on the device when the clock starts (the
         // persisting-L2 reset): it would delay the lead-in and be charged to the call by the host
-        // clock. The harness's stream is idle already (flushCaches), so whatever else still runs
-        // is a candidate's, launched by a thread of its own between samples: the spans' window
-        // opens before the wait and counts it.
+        // clock. The harness's stream is idle now, so whatever else still runs is a candidate's,
+        // launched by a thread of its own between samples: the spans' window opens before the
+        // wait and counts it.
         m_spans.open(); // a timestamp, no flush: nothing slow may sit inside the timed call
         noteError(cudaDeviceSynchronize());
         const auto t0 = std::chrono::steady_clock::now();
@@ -194,6 +195,7 @@ public:
             allocateFlush();
         std::vector<double> gaps, leadIns;
         for (int i = 0; i < 50; ++i) {
+            untimedFlush();
             cudaDeviceSynchronize();
             const auto t0 = std::chrono::steady_clock::now();
             cudaEventRecord(m_leadStart, m_stream);
@@ -209,8 +211,8 @@ public:
             gaps.push_back(wall - leadIn - elapsedMicros(m_start, m_end));
         }
         release(scratch);
-        // Each round's flush writes back an L2 the previous one left wholly dirty, the most any
-        // timed call can leave it: a loop's lead-in is not longer for an honest call.
+        // Each round's lead-in, like a timed call's, starts on an L2 the untimed flush left wholly
+        // dirty: an honest call's lead-in takes as long.
         m_expectedLeadIn = medianOf(leadIns);
         return medianOf(gaps);
     }
@@ -358,6 +360,15 @@ private:
             allocateFlush();
         for (int i = 0; i <= m_headStartFlushes; ++i)
             cudaMemsetAsync(m_flush, ++m_flushValue, 2 * m_l2Bytes, m_stream);
+    }
+
+    // Before the timed lead-in: the call's dirty lines (outputs, workspace) are written back here,
+    // off the clock, so that every lead-in starts from the same state, an L2 full of the flush's
+    // own dirty lines, and takes as long as launchOverheadMicros measured it. Waited for.
+    void untimedFlush()
+    {
+        cudaMemsetAsync(m_flush, ++m_flushValue, 2 * m_l2Bytes, m_stream);
+        noteError(cudaStreamSynchronize(m_stream));
     }
 
     // Times the flush to size the head start. Runs on the first lead-in, which comes with a job

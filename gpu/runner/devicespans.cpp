@@ -121,19 +121,24 @@ std::vector<double> DeviceSpans::spansMicros()
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard lock(g_mutex);
     for (std::size_t w = 0; w < m_opens.size() && w < m_closes.size(); ++w) {
-        std::uint64_t first = UINT64_MAX, last = 0;
+        // Work that began in the window: first start to last end. Work of a candidate's thread
+        // still running on another stream when the window opened (every call before it ended on
+        // a device-wide wait, so nothing of the harness's can be): its time from the opening,
+        // added, not a reason to stretch the call's span back to the opening.
+        std::uint64_t first = UINT64_MAX, last = 0, runningEnd = 0;
         for (const Span& s : g_spans) {
-            const bool began = s.start >= m_opens[w] && s.start <= m_closes[w];
-            // Only a candidate's thread can have work on another stream than the harness's
-            // running when a window opens: every call before it ended on a device-wide wait.
-            const bool running =
-                g_harnessStreamKnown && s.stream != g_harnessStream && s.start < m_opens[w] && s.end > m_opens[w];
-            if (began || running) {
-                first = std::min(first, std::max(s.start, m_opens[w]));
+            if (s.start >= m_opens[w] && s.start <= m_closes[w]) {
+                first = std::min(first, s.start);
                 last = std::max(last, s.end);
-            }
+            } else if (g_harnessStreamKnown && s.stream != g_harnessStream && s.start < m_opens[w]
+                && s.end > m_opens[w])
+                runningEnd = std::max(runningEnd, s.end);
         }
-        out[w] = last > first ? static_cast<double>(last - first) / 1000.0 : 0.0;
+        double micros = last > first ? static_cast<double>(last - first) / 1000.0 : 0.0;
+        if (runningEnd > 0) // the part before the call's own first start
+            micros += static_cast<double>(std::min(runningEnd, first) - m_opens[w]) / 1000.0
+                + (runningEnd > last && last > first ? static_cast<double>(runningEnd - last) / 1000.0 : 0.0);
+        out[w] = micros;
     }
     return out;
 }
