@@ -394,14 +394,14 @@ class Device:
             result = call()
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
-        # Nothing earlier may still run anywhere on the device when the clock starts: it would
-        # delay the lead-in and be charged to the call by the host clock. With the harness's stream
-        # idle, whatever else still runs is a candidate's, launched by a thread of its own between
-        # samples: the spans' window opens before the wait and counts it (devicespans.h).
         # An untimed flush first: the call's dirty lines are written back here, so the timed lead-in
         # starts from the state launch_overhead_us measured it in, and its bound is tight.
         self.flush_value = (self.flush_value + 1) % 251
         self.memset(self.flush_buffer)
+        # Nothing earlier may still run anywhere on the device when the clock starts: it would
+        # delay the lead-in and be charged to the call by the host clock. With the harness's stream
+        # idle, whatever else still runs is a candidate's, launched by a thread of its own between
+        # samples: the spans' window opens before the wait and counts it (devicespans.h).
         self.stream.synchronize()
         spans = self.spans
         if spans:
