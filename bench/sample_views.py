@@ -88,14 +88,16 @@ def main():
         old, old_side = old_rule(events, hosts, spans, offset)
         new, new_side = new_rule(events, hosts, spans, offset)
         row = {"job": job, "call": call, "n": len(events), "events_us": median(events), "host_us": median(hosts),
-               "span_us": median(spans) if spans else None,
-               "lead_in_us": median(leads) if leads else None, "stretched_lead_ins": stretched, "old_us": median(old), "old_raised": sum(old_side),
+               "span_us": median(spans) if spans else None, "lead_in_us": median(leads) if leads else None,
+               "stretched_lead_ins": stretched, "old_us": median(old), "old_raised": sum(old_side),
                "new_us": median(new), "new_raised": sum(new_side), "reported_us": b.get("median_us")}
         rows.append(row)
+        lead = "-"
+        if leads:
+            lead = "%.1f" % row["lead_in_us"] + (" (%d long)" % stretched if stretched else "")
         print("| %s | %s | %d | %.2f | %.2f | %s | %s | %.2f (%d) | %.2f (%d) |" % (
-            job, call[:8], row["n"], row["events_us"], row["host_us"],
-            "%.2f" % row["span_us"] if spans else "-", ("%.1f" % row["lead_in_us"] + (" (%d long)" % stretched if stretched else "")) if leads else "-", row["old_us"], row["old_raised"], row["new_us"],
-            row["new_raised"]))
+            job, call[:8], row["n"], row["events_us"], row["host_us"], "%.2f" % row["span_us"] if spans else "-",
+            lead, row["old_us"], row["old_raised"], row["new_us"], row["new_raised"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -154,61 +154,23 @@ public:
     }
     TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
     {
-        TimedCall t;
-        if (!m_flush)
-            allocateFlush(); // never between the lead-in's event and its memsets
-        untimedFlush();
-        // Nothing earlier may still run anywhere on the device when the clock starts (the
-        // persisting-L2 reset): it would delay the lead-in and be charged to the call by the host
-        // clock. The harness's stream is idle now, so whatever else still runs is a candidate's,
-        // launched by a thread of its own between samples: the spans' window opens before the
-        // wait and counts it.
-        m_spans.open(); // a timestamp, no flush: nothing slow may sit inside the timed call
-        noteError(cudaDeviceSynchronize());
-        const auto t0 = std::chrono::steady_clock::now();
-        // The L2 flush, queued right before the start event: it keeps the device busy while the
-        // host records the event and launches (otherwise the start event fires on an idle GPU and
-        // the host's launch latency is timed as kernel), and the call starts on an L2 full of the
-        // flush's dirty lines, as after triton's do_bench clear. Its own device time is measured
-        // and left out of the host view, up to what the calibration's lead-ins took
-        // (leadInCreditMicros).
-        cudaEventRecord(m_leadStart, m_stream);
-        leadIn();
-        cudaEventRecord(m_start, m_stream);
-        t.returnCode = fn(args, workspace, workspaceBytes, m_stream);
-        cudaEventRecord(m_end, m_stream);
-        noteError(cudaDeviceSynchronize());
-        t.wallMicros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        m_spans.close();
-        t.deviceMicros = elapsedMicros(m_start, m_end);
-        t.leadInMicros = elapsedMicros(m_leadStart, m_start);
-        t.leadInCreditMicros =
-            m_expectedLeadIn > 0 ? std::min(t.leadInMicros, m_expectedLeadIn + leadInMargin()) : t.leadInMicros;
-        return t;
+        return timeOnce([&] { return fn(args, workspace, workspaceBytes, m_stream); }, true);
     }
     double launchOverheadMicros() override
     {
         // The same sequence as timedRun around a 4-byte memset: what the host clock adds to the
         // lead-in and the event time of an honest call.
         void* scratch = allocate(256);
-        if (!m_flush)
-            allocateFlush();
         std::vector<double> gaps, leadIns;
         for (int i = 0; i < 50; ++i) {
-            untimedFlush();
-            cudaDeviceSynchronize();
-            const auto t0 = std::chrono::steady_clock::now();
-            cudaEventRecord(m_leadStart, m_stream);
-            leadIn();
-            cudaEventRecord(m_start, m_stream);
-            cudaMemsetAsync(scratch, i, 4, m_stream);
-            cudaEventRecord(m_end, m_stream);
-            cudaDeviceSynchronize();
-            const double wall =
-                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-            const double leadIn = elapsedMicros(m_leadStart, m_start);
-            leadIns.push_back(leadIn);
-            gaps.push_back(wall - leadIn - elapsedMicros(m_start, m_end));
+            const TimedCall t = timeOnce(
+                [&] {
+                    cudaMemsetAsync(scratch, i, 4, m_stream);
+                    return 0;
+                },
+                false);
+            leadIns.push_back(t.leadInMicros);
+            gaps.push_back(t.wallMicros - t.leadInMicros - t.deviceMicros);
         }
         release(scratch);
         // Each round's lead-in, like a timed call's, starts on an L2 the untimed flush left wholly
@@ -360,6 +322,45 @@ private:
             allocateFlush();
         for (int i = 0; i <= m_headStartFlushes; ++i)
             cudaMemsetAsync(m_flush, ++m_flushValue, 2 * m_l2Bytes, m_stream);
+    }
+
+    // One timed call of `work` (which enqueues on m_stream and returns ks_run's code), in a
+    // spans window when `window`: timedRun's and launchOverheadMicros' rounds are the same sequence.
+    template<typename Work> TimedCall timeOnce(Work work, bool window)
+    {
+        TimedCall t;
+        if (!m_flush)
+            allocateFlush(); // never between the lead-in's event and its memsets
+        untimedFlush();
+        // Nothing earlier may still run anywhere on the device when the clock starts (the
+        // persisting-L2 reset): it would delay the lead-in and be charged to the call by the host
+        // clock. The harness's stream is idle now, so whatever else still runs is a candidate's,
+        // launched by a thread of its own between samples: the spans' window opens before the
+        // wait and counts it.
+        if (window)
+            m_spans.open(); // a timestamp, no flush: nothing slow may sit inside the timed call
+        noteError(cudaDeviceSynchronize());
+        const auto t0 = std::chrono::steady_clock::now();
+        // The L2 flush, queued right before the start event: it keeps the device busy while the
+        // host records the event and launches (otherwise the start event fires on an idle GPU and
+        // the host's launch latency is timed as kernel), and the call starts on an L2 full of the
+        // flush's dirty lines, as after triton's do_bench clear. Its own device time is measured
+        // and left out of the host view, up to what the calibration's lead-ins took
+        // (leadInCreditMicros).
+        cudaEventRecord(m_leadStart, m_stream);
+        leadIn();
+        cudaEventRecord(m_start, m_stream);
+        t.returnCode = work();
+        cudaEventRecord(m_end, m_stream);
+        noteError(cudaDeviceSynchronize());
+        t.wallMicros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (window)
+            m_spans.close();
+        t.deviceMicros = elapsedMicros(m_start, m_end);
+        t.leadInMicros = elapsedMicros(m_leadStart, m_start);
+        t.leadInCreditMicros =
+            m_expectedLeadIn > 0 ? std::min(t.leadInMicros, m_expectedLeadIn + leadInMargin()) : t.leadInMicros;
+        return t;
     }
 
     // Before the timed lead-in: the call's dirty lines (outputs, workspace) are written back here,

@@ -9,8 +9,8 @@ namespace ksr {
 // What a timing loop saw of each call, in microseconds, one entry per sample.
 struct SampleViews {
     std::vector<double> events; // the harness stream's events: blind to work on other streams
-    std::vector<double>
-        hostViews; // wall clock to device-wide idle, less the lead-in (as calibrated at most) and the launch overhead
+    // Wall clock to device-wide idle, less the lead-in (at most as long as calibrated) and the launch overhead.
+    std::vector<double> hostViews;
     std::vector<double> spans; // CUPTI: first start to last end of the device work, any stream; empty when off
     double spanOffset = 0; // what events add to a span of the same work on the harness's stream
 };

@@ -382,6 +382,13 @@ class Device:
                 self.memset(self.flush_buffer)
         self.memset(self.flush_buffer)
 
+    def untimed_flush(self):
+        """Before a timed lead-in (CUDA): the call's dirty lines are written back here, off the clock,
+        so the lead-in starts from the state launch_overhead_us measured it in and its bound is tight
+        (ksearch-runner's untimedFlush). Waited for by timed()."""
+        self.flush_value = (self.flush_value + 1) % 251
+        self.memset(self.flush_buffer)
+
     def timed(self, call):
         """Runs call() once; returns (device_us, wall_us, result). Wall time runs from before the
         launch to the whole device being idle, so work on any stream is in it, less the lead-in's
@@ -394,10 +401,7 @@ class Device:
             result = call()
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
-        # An untimed flush first: the call's dirty lines are written back here, so the timed lead-in
-        # starts from the state launch_overhead_us measured it in, and its bound is tight.
-        self.flush_value = (self.flush_value + 1) % 251
-        self.memset(self.flush_buffer)
+        self.untimed_flush()
         # Nothing earlier may still run anywhere on the device when the clock starts: it would
         # delay the lead-in and be charged to the call by the host clock. With the harness's stream
         # idle, whatever else still runs is a candidate's, launched by a thread of its own between
