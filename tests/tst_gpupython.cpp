@@ -46,6 +46,7 @@ private slots:
     void sideStreamIsStillTimed_data();
     void sideStreamIsStillTimed();
     void outputReplayedByPointerIsRejected();
+    void persistingL2DoesNotHelp();
     void cudaCandidatesAreConfined();
     void allocationsStayWithinTheBudget_data();
     void allocationsStayWithinTheBudget();
@@ -186,6 +187,43 @@ void TestGpuPython::outputReplayedByPointerIsRejected()
 // started a thread, so nothing is written, and it reports everything, the GPU memory budget too
 // (the rows below). The Triton rows of candidatesPass run confined too (their
 // compile cache is then the job's own).
+// A Python candidate reaches the driver through ctypes as easily as a CUDA one: it asks for the
+// largest persisting carve-out and marks its input persisting on the harness's stream before
+// each launch, so that the input would survive the flush. The runner undoes both before every
+// timed call (Device.undo_persisting_l2), so it runs at the honest kernel's speed. 16 MiB of
+// input: within the carve-out of an H100 or H200 and far above what stays in L2 by chance.
+void TestGpuPython::persistingL2DoesNotHelp()
+{
+    const std::vector<std::string> fits {"55910f7c"};
+    auto ev = makeEvaluator("rmsnorm", Language::Triton, fits);
+    const Evaluation honest = ev->evaluate(write("honest.py", dataFile("rmsnorm_triton.py")));
+    const Evaluation sticky = ev->evaluate(write("persisting.py", rmsnormWithRun(R"(import ctypes
+
+_cuda = ctypes.CDLL("libcuda.so.1")
+
+
+class _Window(ctypes.Structure):  # CUaccessPolicyWindow inside the 64-byte CUstreamAttrValue
+    _fields_ = [("base_ptr", ctypes.c_void_p), ("num_bytes", ctypes.c_size_t), ("hit_ratio", ctypes.c_float),
+                ("hit_prop", ctypes.c_int), ("miss_prop", ctypes.c_int), ("pad", ctypes.c_char * 32)]
+
+
+def run(hidden_states, weight, eps, output):
+    most = ctypes.c_int(0)
+    _cuda.cuDeviceGetAttribute(ctypes.byref(most), 108, 0)  # MAX_PERSISTING_L2_CACHE_SIZE
+    _cuda.cuCtxSetLimit(ctypes.c_int(6), ctypes.c_size_t(most.value))  # PERSISTING_L2_CACHE_SIZE
+    size = hidden_states.numel() * hidden_states.element_size()
+    window = _Window(hidden_states.data_ptr(), min(size, most.value), 1.0, 2, 1)  # persisting hits, streaming misses
+    _cuda.cuStreamSetAttribute(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream), 1, ctypes.byref(window))
+    launch(hidden_states, weight, eps, output)
+)")));
+    QVERIFY2(honest.status == Verdict::Passed, honest.log.c_str());
+    QVERIFY2(sticky.status == Verdict::Passed, sticky.log.c_str());
+    const auto& h = honest.workloads.at(0);
+    const auto& s = sticky.workloads.at(0);
+    qInfo("%s: honest %.2f us, persisting window %.2f us", h.id.c_str(), h.latencyMicros, s.latencyMicros);
+    QVERIFY(s.latencyMicros > 0.85 * h.latencyMicros);
+}
+
 void TestGpuPython::cudaCandidatesAreConfined()
 {
     // An ordinary user's runner makes them in a user namespace where the device works in one.

@@ -323,6 +323,13 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
     const double overhead = backend.launchOverheadMicros();
     BenchReport result;
     result.launchOverheadMicros = overhead;
+    // The harness's own rounds, before any timed call: a device error here is named as theirs, not
+    // as the first warm-up call's. It may still be the candidate's (a side stream of an earlier call
+    // that failed late); either way nothing is timed.
+    if (!backend.deviceError().empty()) {
+        result.error = "device error while calibrating the launch overhead, before the warm-up";
+        return result;
+    }
 
     const auto warmStart = std::chrono::steady_clock::now();
     int warmupCalls = 0;
@@ -344,6 +351,10 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
 
     std::vector<double> samples, deviceSamples, hostSamples, leadInSamples;
     backend.beginSpans();
+    if (!backend.deviceError().empty()) {
+        result.error = "device error while calibrating the span offset, before the timed calls";
+        return result;
+    }
     std::string stop = "max_samples";
     const auto loopStart = std::chrono::steady_clock::now();
     // After the stop rule fires, a final round whose outputs the parent verifies: one sample per
@@ -599,7 +610,7 @@ CallLine executeCall(const Job& job, const Call& call, Backend& backend, const C
             std::max(0.0, result.untimedSeconds["bench_setup"] - bench.warmupSeconds - bench.loopSeconds);
         if (const std::string err = backend.deviceError(); !err.empty()) {
             result.status = status::kDeviceError;
-            result.message = err + " (during the benchmark)";
+            result.message = err + " (" + (bench.error.empty() ? "during the benchmark" : bench.error) + ")";
         } else if (!bench.error.empty()) {
             result.status = status::kError;
             result.message = bench.error;

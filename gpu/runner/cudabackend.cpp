@@ -190,7 +190,8 @@ public:
     // driver reclaims what is left when the process ends.
     std::optional<std::size_t> holdDeviceMemoryBut(std::size_t keepFree) override
     {
-        leadIn(); // the flush buffer and the comparison flag: never out of what the call keeps
+        if (!m_flush) // the flush buffer and the comparison flag: never out of what the call keeps
+            allocateFlush();
         if (!m_differs)
             check(cudaMalloc(&m_differs, sizeof(int)), "cudaMalloc (comparison flag)");
         check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (memory hold)");
@@ -275,30 +276,28 @@ public:
     }
 
 private:
-    // Events against spans on one kernel of the harness's (a read of 16 MiB), timed 21 times as
-    // timedRun times a call: the median difference. Without it a candidate that moved its work to
-    // a stream of its own was timed by the span alone and read 4-9 % faster than the same kernel
-    // on the given stream (issue #15 point 5, measured on the H200 on 2026-12-03).
+    // Events against spans on one kernel of the harness's (a read of 16 MiB), timed 21 times
+    // exactly as timedRun times a call: the median difference. Without it a candidate that moved
+    // its work to a stream of its own was timed by the span alone and read 4-9 % faster than the
+    // same kernel on the given stream (issue #15 point 5, measured on the H200 on 2026-12-03).
     double measureSpanOffset()
     {
         constexpr std::size_t kBytes = std::size_t {8} << 20;
-        leadIn(); // allocates the flush buffer, which holds both halves read below
+        if (!m_flush) // holds both halves read below
+            allocateFlush();
         if (!m_differs)
             check(cudaMalloc(&m_differs, sizeof(int)), "cudaMalloc (comparison flag)");
-        check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (span offset)");
         m_spans.reset();
         std::vector<double> events;
         for (int i = 0; i < 21; ++i) {
-            m_spans.open();
-            leadIn();
-            cudaEventRecord(m_start, m_stream);
-            launchCompareBytes(m_flush, static_cast<const char*>(m_flush) + kBytes, kBytes, m_differs, m_stream);
-            cudaEventRecord(m_end, m_stream);
-            cudaDeviceSynchronize();
-            m_spans.close();
-            float ms = 0.0f;
-            cudaEventElapsedTime(&ms, m_start, m_end);
-            events.push_back(static_cast<double>(ms) * 1000.0);
+            const TimedCall t = timeOnce(
+                [&] {
+                    launchCompareBytes(
+                        m_flush, static_cast<const char*>(m_flush) + kBytes, kBytes, m_differs, m_stream);
+                    return 0;
+                },
+                true);
+            events.push_back(t.deviceMicros);
         }
         const std::vector<double> spans = m_spans.spansMicros();
         m_spans.reset();

@@ -38,6 +38,8 @@ HEAD_START_US = 150  # device time queued ahead of each timed call beyond the fl
 # allocations, DEFAULT_GPU_MEMORY_BUDGET_BYTES unless the job sets one.
 DEVICE_SLACK_BYTES = 1 << 30
 DEFAULT_GPU_MEMORY_BUDGET_BYTES = 1 << 30
+CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cuda.h's CUlimit
+CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1  # cuda.h's CUstreamAttrID
 
 
 def process_age_seconds():
@@ -201,6 +203,15 @@ class Driver:
         self.mem_free = lib.cuMemFree_v2
         self.mem_free.argtypes = [ctypes.c_uint64]
         self.mem_free.restype = ctypes.c_int
+        self.reset_persisting_l2 = lib.cuCtxResetPersistingL2Cache
+        self.reset_persisting_l2.argtypes = []
+        self.reset_persisting_l2.restype = ctypes.c_int
+        self.ctx_set_limit = lib.cuCtxSetLimit
+        self.ctx_set_limit.argtypes = [ctypes.c_int, ctypes.c_size_t]
+        self.ctx_set_limit.restype = ctypes.c_int
+        self.stream_set_attribute = lib.cuStreamSetAttribute
+        self.stream_set_attribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+        self.stream_set_attribute.restype = ctypes.c_int
         self.pin_transfers = os.environ.get("KSEARCH_PIN_TRANSFERS") != "0"
 
     def pinned(self, tensor, read_only):
@@ -382,6 +393,17 @@ class Device:
                 self.memset(self.flush_buffer)
         self.memset(self.flush_buffer)
 
+    def undo_persisting_l2(self):
+        """A persisting access-policy window on the harness's stream, or a persisting carve-out,
+        would keep a working set in L2 across the flush: undone before every timed call, as
+        ksearch-runner's flushCaches. Return codes are not checked: a device without persisting L2
+        refuses, and then there is nothing to undo."""
+        no_window = (ctypes.c_char * 64)()  # CUstreamAttrValue, zeroed: num_bytes 0
+        self.driver.stream_set_attribute(self.stream.cuda_stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+                                         ctypes.byref(no_window))
+        self.driver.reset_persisting_l2()
+        self.driver.ctx_set_limit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0)
+
     def untimed_flush(self):
         """Before a timed lead-in (CUDA): the call's dirty lines are written back here, off the clock,
         so the lead-in starts from the state launch_overhead_us measured it in and its bound is tight
@@ -401,6 +423,7 @@ class Device:
             result = call()
             wall = (time.perf_counter() - t0) * 1e6
             return wall, wall, result
+        self.undo_persisting_l2()
         self.untimed_flush()
         # Nothing earlier may still run anywhere on the device when the clock starts: it would
         # delay the lead-in and be charged to the call by the host clock. With the harness's stream
