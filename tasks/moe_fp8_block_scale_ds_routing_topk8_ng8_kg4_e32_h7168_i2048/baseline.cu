@@ -89,14 +89,16 @@
 //   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
 //   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
 //   planes' scaling: the tensor work saved goes to those instructions.)
-//   MOE_WIDE2     (off) GEMM 2's items are 64 rows of a tile against 256 hidden columns instead of
+//   MOE_WIDE2     (1) GEMM 2's items are 64 rows of a tile against 256 hidden columns instead of
 //                 128 against 128: both warpgroups multiply the same C rows, each by its own 128
 //                 rows of W2, so an item brings 3 x 64 + 256 rows a k block instead of 3 x 128 +
 //                 128 (12.5 % fewer bytes from L2 for the same products, and a tile's last rows
 //                 waste half as much).  The C planes' panels are then 64 rows (8 KB) and a
 //                 stage 56 KB.  Only in the calls with f16 outputs (MOE_O_F16_MIN_T tokens or
 //                 more): a small call's tiles of 64 rows or fewer would leave half the items
-//                 empty.  Built in session 35, not yet timed.
+//                 empty.  Lab (H100, session 37, five rounds beside a copy of base): GEMM 2 of
+//                 the four f16 calls 3.5-8 % faster by kernel time (T11948 1486 -> 1419 us),
+//                 1.006x over all sixteen workloads (the copy 1.003x).  0: 128 x 128 items.
 //   MOE_FRONT_T   (16) a call of at most this many tokens routes, plans and scatters in one CTA
 //                 of 1,024 threads (front_kernel, which zeroes the counts too): one launch
 //                 instead of a memset and three kernels.  Lab (H100, session 35, five rounds):
@@ -185,7 +187,7 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #define MOE_O_F16 1
 #endif
 #ifndef MOE_WIDE2
-#define MOE_WIDE2 0
+#define MOE_WIDE2 1
 #endif
 static_assert(!MOE_WIDE2 || (!MOE_TMA2 && !MOE_CLUSTER2), "MOE_WIDE2's panels are cp.async");
 #ifndef MOE_FRONT_T
