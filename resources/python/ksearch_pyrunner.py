@@ -407,7 +407,7 @@ class Device:
     def untimed_flush(self):
         """Before a timed lead-in (CUDA): the call's dirty lines are written back here, off the clock,
         so the lead-in starts from the state launch_overhead_us measured it in and its bound is tight
-        (ksearch-runner's untimedFlush). Waited for by timed()."""
+        (ksearch-runner's CallTimer::untimedFlush). Waited for by timed()."""
         self.flush_value = (self.flush_value + 1) % 251
         self.memset(self.flush_buffer)
 
