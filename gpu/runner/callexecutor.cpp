@@ -327,7 +327,7 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
     // as the first warm-up call's. It may still be the candidate's (a side stream of an earlier call
     // that failed late); either way nothing is timed.
     if (!backend.deviceError().empty()) {
-        result.error = "device error while calibrating the launch overhead, before the warm-up";
+        result.error = "while calibrating the launch overhead, before the warm-up";
         return result;
     }
 
@@ -352,7 +352,7 @@ BenchReport benchmark(const Job& job, const Call& call, Backend& backend, const 
     std::vector<double> samples, deviceSamples, hostSamples, leadInSamples;
     backend.beginSpans();
     if (!backend.deviceError().empty()) {
-        result.error = "device error while calibrating the span offset, before the timed calls";
+        result.error = "while calibrating the span offset, before the timed calls";
         return result;
     }
     std::string stop = "max_samples";

@@ -134,6 +134,9 @@ public:
         cudaStreamSetAttribute(m_stream, cudaStreamAttributeAccessPolicyWindow, &none);
         cudaCtxResetPersistingL2Cache();
         cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+        // A device without persisting L2 (a MIG slice) refuses these: nothing to undo there, and
+        // the refusal must not read as the candidate's device error at the next check.
+        cudaGetLastError();
         check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize (before a timed call)");
     }
     TimedCall timedRun(KsRunFn fn, const void* args, void* workspace, std::size_t workspaceBytes) override
