@@ -216,4 +216,15 @@ ProcessOutput runProgram(
     return out;
 }
 
+std::optional<long long> persistingL2MaxBytes()
+{
+    const ProcessOutput probe = runProgram(QStringLiteral("ksearch-runner"), {QStringLiteral("--probe")}, 60000);
+    if (probe.crashed || probe.exitCode != 0)
+        return std::nullopt;
+    const auto json = nlohmann::json::parse(probe.out.toStdString(), nullptr, false);
+    if (json.is_discarded() || !json.contains("devices") || json["devices"].empty())
+        return std::nullopt;
+    return json["devices"][0].value("persisting_l2_max_bytes", 0LL);
+}
+
 } // namespace ks::test

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,5 +75,9 @@ struct ProcessOutput {
 // Runs build/<preset>/bin/<program> with arguments; waits up to timeoutMs.
 ProcessOutput runProgram(const QString& program, const QStringList& arguments, int timeoutMs = 120000,
     const QStringList& extraEnvironment = {});
+
+// The first device's largest persisting-L2 carve-out, as `ksearch-runner --probe` reports it (0 where
+// the device has none, as the lent H100 of session 38 reported); nullopt without a device or probe.
+std::optional<long long> persistingL2MaxBytes();
 
 } // namespace ks::test

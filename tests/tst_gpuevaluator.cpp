@@ -483,9 +483,18 @@ void TestGpuEvaluator::launchBoundCallsScoreThemselves()
 
 void TestGpuEvaluator::persistingL2DoesNotHelp()
 {
+    // Without a carve-out the window is empty and the comparison below could not fail.
+    if (const auto most = test::persistingL2MaxBytes(); !most || *most < (16 << 20))
+        QSKIP(qPrintable(QStringLiteral("this device has no persisting-L2 carve-out of 16 MiB or more (the "
+                                        "probe reports %1 bytes): nothing a window could keep")
+                             .arg(most.value_or(-1))));
     auto ev = scaleEvaluator("8 * n");
-    const Evaluation honest = ev->evaluate(candidate("honest", honestBody()));
-    const Evaluation sticky = ev->evaluate(candidate("persisting", std::string(kKernel) + R"(
+    // The control makes the same runtime calls with normal hits: setting the limit inside the call
+    // costs time of its own (28 us a call with the window's calls in bench/persisting_l2_probe.py
+    // on an H100, session 38), which must not be what keeps the persisting candidate slow.
+    const auto marking = [&](const char* name, const char* hitProp) {
+        return ev->evaluate(candidate(name,
+            std::string(kKernel) + R"(
 extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
     int maxPersist = 0;
     cudaDeviceGetAttribute(&maxPersist, cudaDevAttrMaxPersistingL2CacheSize, 0);
@@ -494,18 +503,22 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
     w.accessPolicyWindow.base_ptr = (void*)a->x;
     w.accessPolicyWindow.num_bytes = (size_t)a->n * 4 < (size_t)maxPersist ? (size_t)a->n * 4 : (size_t)maxPersist;
     w.accessPolicyWindow.hitRatio = 1.0f;
-    w.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    w.accessPolicyWindow.hitProp = )"
+                + hitProp + R"(;
     w.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
     cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &w);
     scale_kernel<<<528, 256, 0, stream>>>(a->x, a->alpha, a->y, a->n);
     return (int)cudaGetLastError();
 })"));
-    QCOMPARE(honest.status, Verdict::Passed);
+    };
+    const Evaluation normal = marking("normal", "cudaAccessPropertyNormal");
+    const Evaluation sticky = marking("persisting", "cudaAccessPropertyPersisting");
+    QCOMPARE(normal.status, Verdict::Passed);
     QCOMPARE(sticky.status, Verdict::Passed);
     for (std::size_t i = 0; i < sticky.workloads.size(); ++i) {
-        qInfo("%s: honest %.2f us, persisting window %.2f us", sticky.workloads[i].id.c_str(),
-            honest.workloads[i].latencyMicros, sticky.workloads[i].latencyMicros);
-        QVERIFY(sticky.workloads[i].latencyMicros > 0.85 * honest.workloads[i].latencyMicros);
+        qInfo("%s: normal window %.2f us, persisting window %.2f us", sticky.workloads[i].id.c_str(),
+            normal.workloads[i].latencyMicros, sticky.workloads[i].latencyMicros);
+        QVERIFY(sticky.workloads[i].latencyMicros > 0.85 * normal.workloads[i].latencyMicros);
     }
 }
 
