@@ -13,6 +13,7 @@ import ctypes
 import importlib.util
 import os
 import statistics
+import sys
 
 import torch
 
@@ -40,8 +41,11 @@ def main():
     kernel = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(kernel)
     cuda = ctypes.CDLL("libcuda.so.1")
+    torch.cuda.init()  # cuInit: before it the driver answers every query with an error and no value
     most = ctypes.c_int(0)
-    cuda.cuDeviceGetAttribute(ctypes.byref(most), CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0)
+    rc = cuda.cuDeviceGetAttribute(ctypes.byref(most), CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, 0)
+    if rc != 0:
+        sys.exit("cuDeviceGetAttribute(MAX_PERSISTING_L2_CACHE_SIZE) failed with CUresult %d" % rc)
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 50 << 20))
     print("%s: L2 %.1f MiB, persisting carve-out at most %.1f MiB; %d x %d bf16 inputs (%.1f MiB a set, two sets)"
@@ -61,7 +65,9 @@ def main():
     def set_window(x, prop):
         cuda.cuCtxSetLimit(ctypes.c_int(CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(most.value))
         size = x.numel() * x.element_size()
-        window = Window(x.data_ptr(), min(size, most.value), 1.0, prop, STREAMING)
+        # Two sets alternate: a window kept from one call to the next on the same set leaves room
+        # for the other's.
+        window = Window(x.data_ptr(), min(size, most.value // 2), 1.0, prop, STREAMING)
         cuda.cuStreamSetAttribute(handle, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, ctypes.byref(window))
 
     def undo():  # what the runners do before every timed call

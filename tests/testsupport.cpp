@@ -227,4 +227,20 @@ std::optional<long long> persistingL2MaxBytes()
     return json["devices"][0].value("persisting_l2_max_bytes", 0LL);
 }
 
+PersistingWindow persistingWindowPerSet(long long setBytes, int sets)
+{
+    const auto most = persistingL2MaxBytes();
+    if (!most)
+        return {0, QStringLiteral("ksearch-runner --probe did not report the device's persisting-L2 carve-out")};
+    PersistingWindow w {std::min(setBytes, *most / sets), {}};
+    if (w.bytes < setBytes * 9 / 10)
+        w.skip = QStringLiteral("a persisting-L2 carve-out of %1 bytes holds %2 bytes of each of the %3 input sets "
+                                "the timing loop rotates, under 90 % of a set's %4: nothing a window could keep")
+                     .arg(*most)
+                     .arg(*most / sets)
+                     .arg(sets)
+                     .arg(setBytes);
+    return w;
+}
+
 } // namespace ks::test

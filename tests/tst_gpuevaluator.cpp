@@ -483,25 +483,26 @@ void TestGpuEvaluator::launchBoundCallsScoreThemselves()
 
 void TestGpuEvaluator::persistingL2DoesNotHelp()
 {
-    // Without a carve-out the window is empty and the comparison below could not fail.
-    if (const auto most = test::persistingL2MaxBytes(); !most || *most < (16 << 20))
-        QSKIP(qPrintable(QStringLiteral("this device has no persisting-L2 carve-out of 16 MiB or more (the "
-                                        "probe reports %1 bytes): nothing a window could keep")
-                             .arg(most.value_or(-1))));
+    // The n-4m row's x (16 MiB) is the set a window must keep from one call to the next call on it.
+    constexpr long long kSetBytes = 4194304LL * 4;
+    const test::PersistingWindow window = test::persistingWindowPerSet(kSetBytes, EvaluatorSettings {}.timingSets);
+    if (!window.skip.isEmpty())
+        QSKIP(qPrintable(window.skip));
     auto ev = scaleEvaluator("8 * n");
     // The control makes the same runtime calls with normal hits: setting the limit inside the call
-    // costs time of its own (28 us a call with the window's calls in bench/persisting_l2_probe.py
-    // on an H100, session 38), which must not be what keeps the persisting candidate slow.
+    // costs host time of its own (28 us a call in bench/persisting_l2_probe.py on an H100, and
+    // its spread made the host-clock latencies of the two differ by 20 % on the n-64m row in
+    // session 39), so the device spans, which that cost does not touch, are compared.
     const auto marking = [&](const char* name, const char* hitProp) {
         return ev->evaluate(candidate(name,
-            std::string(kKernel) + R"(
+            std::string(kKernel) + "\nstatic const size_t kWindow = " + std::to_string(window.bytes) + ";\n" + R"(
 extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
     int maxPersist = 0;
     cudaDeviceGetAttribute(&maxPersist, cudaDevAttrMaxPersistingL2CacheSize, 0);
     cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, maxPersist);
     cudaStreamAttrValue w{};
     w.accessPolicyWindow.base_ptr = (void*)a->x;
-    w.accessPolicyWindow.num_bytes = (size_t)a->n * 4 < (size_t)maxPersist ? (size_t)a->n * 4 : (size_t)maxPersist;
+    w.accessPolicyWindow.num_bytes = (size_t)a->n * 4 < kWindow ? (size_t)a->n * 4 : kWindow;
     w.accessPolicyWindow.hitRatio = 1.0f;
     w.accessPolicyWindow.hitProp = )"
                 + hitProp + R"(;
@@ -516,9 +517,17 @@ extern "C" int ks_run(const KsArgs* a, void*, size_t, ks_stream_t stream) {
     QCOMPARE(normal.status, Verdict::Passed);
     QCOMPARE(sticky.status, Verdict::Passed);
     for (std::size_t i = 0; i < sticky.workloads.size(); ++i) {
-        qInfo("%s: normal window %.2f us, persisting window %.2f us", sticky.workloads[i].id.c_str(),
-            normal.workloads[i].latencyMicros, sticky.workloads[i].latencyMicros);
-        QVERIFY(sticky.workloads[i].latencyMicros > 0.85 * normal.workloads[i].latencyMicros);
+        const WorkloadEvaluation& n = normal.workloads[i];
+        const WorkloadEvaluation& p = sticky.workloads[i];
+        qInfo("%s: normal window %.2f us (device %.2f), persisting window %.2f us (device %.2f)", p.id.c_str(),
+            n.latencyMicros, n.deviceSpanMicros, p.latencyMicros, p.deviceSpanMicros);
+        // The n-64m row's window holds a sixteenth of its x: kept, it would save under 5 %.
+        if (p.id != "n-4m")
+            continue;
+        if (n.deviceSpanMicros == 0 || p.deviceSpanMicros == 0)
+            QSKIP("no CUPTI spans (KSEARCH_CUPTI_SPANS=0 or a build without CUPTI): the host clock carries the "
+                  "limit calls' own spread");
+        QVERIFY(p.deviceSpanMicros > 0.85 * n.deviceSpanMicros);
     }
 }
 
