@@ -89,7 +89,7 @@
 //   (T11948's draw: GEMM 1 397 -> 385 us, GEMM 2 404 -> 508 us).  Per 64-wide k half a thread
 //   then widens 32 bytes of W2 and reads 32 C scales, one per accumulator column, besides the
 //   planes' scaling: the tensor work saved goes to those instructions.)
-//   MOE_WIDE2     (off) GEMM 2's items are 64 rows of a tile against 256 hidden columns instead of
+//   MOE_WIDE2     (on) GEMM 2's items are 64 rows of a tile against 256 hidden columns instead of
 //                 128 against 128: both warpgroups multiply the same C rows, each by its own 128
 //                 rows of W2, so an item brings 3 x 64 + 256 rows a k block instead of 3 x 128 +
 //                 128 (12.5 % fewer bytes from L2 for the same products, and a tile's last rows
@@ -98,8 +98,9 @@
 //                 more): a small call's tiles of 64 rows or fewer would leave half the items
 //                 empty.  Lab (H100, session 37, five rounds beside a copy of base): GEMM 2 of
 //                 the four f16 calls 3.5-8 % faster by kernel time (T11948 1486 -> 1419 us),
-//                 1.006x over all sixteen workloads (the copy 1.003x).  Off until the shipped
-//                 file runs with it through `tasks check` and the GPU tests.
+//                 1.006x over all sixteen workloads (the copy 1.003x).  With it, `tasks check
+//                 --backend cuda` and the task's tst_gpuevaluator rows (the baseline and its
+//                 four cheats) passed on an H100 in session 39.
 //   MOE_FRONT_T   (16) a call of at most this many tokens routes, plans and scatters in one CTA
 //                 of 1,024 threads (front_kernel, which zeroes the counts too): one launch
 //                 instead of a memset and three kernels.  Lab (H100, session 35, five rounds):
@@ -188,7 +189,7 @@ static_assert(MOE_TMA1 >= 0 && MOE_TMA1 <= 2, "MOE_TMA1: 0, 1 (W1 by TMA) or 2 (
 #define MOE_O_F16 1
 #endif
 #ifndef MOE_WIDE2
-#define MOE_WIDE2 0
+#define MOE_WIDE2 1
 #endif
 static_assert(!MOE_WIDE2 || (!MOE_TMA2 && !MOE_CLUSTER2), "MOE_WIDE2's panels are cp.async");
 #ifndef MOE_FRONT_T
