@@ -4,9 +4,11 @@
 #include <cstring>
 
 #ifdef KSR_WITH_CUPTI
-#include <algorithm>
+#include "spanwindow.h"
+
 #include <cupti.h>
 #include <mutex>
+#include <optional>
 #endif
 
 namespace ksr {
@@ -14,13 +16,8 @@ namespace ksr {
 #ifdef KSR_WITH_CUPTI
 namespace {
 
-struct Span {
-    std::uint64_t start, end;
-    std::uint32_t stream;
-};
-
 std::mutex g_mutex;
-std::vector<Span> g_spans;
+std::vector<DeviceActivity> g_spans;
 // The harness's stream, whose memsets (the lead-in) are not the candidate's work, and whose
 // other work is waited for before each window opens.
 std::uint32_t g_harnessStream = 0;
@@ -120,26 +117,9 @@ std::vector<double> DeviceSpans::spansMicros()
         return out;
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard lock(g_mutex);
-    for (std::size_t w = 0; w < m_opens.size() && w < m_closes.size(); ++w) {
-        // Work that began in the window: first start to last end. Work of a candidate's thread
-        // still running on another stream when the window opened (every call before it ended on
-        // a device-wide wait, so nothing of the harness's can be): its time from the opening,
-        // added, not a reason to stretch the call's span back to the opening.
-        std::uint64_t first = UINT64_MAX, last = 0, runningEnd = 0;
-        for (const Span& s : g_spans) {
-            if (s.start >= m_opens[w] && s.start <= m_closes[w]) {
-                first = std::min(first, s.start);
-                last = std::max(last, s.end);
-            } else if (g_harnessStreamKnown && s.stream != g_harnessStream && s.start < m_opens[w]
-                && s.end > m_opens[w])
-                runningEnd = std::max(runningEnd, s.end);
-        }
-        double micros = last > first ? static_cast<double>(last - first) / 1000.0 : 0.0;
-        if (runningEnd > 0) // the part before the call's own first start
-            micros += static_cast<double>(std::min(runningEnd, first) - m_opens[w]) / 1000.0
-                + (runningEnd > last && last > first ? static_cast<double>(runningEnd - last) / 1000.0 : 0.0);
-        out[w] = micros;
-    }
+    const std::optional<std::uint32_t> harness = g_harnessStreamKnown ? std::optional(g_harnessStream) : std::nullopt;
+    for (std::size_t w = 0; w < m_opens.size() && w < m_closes.size(); ++w)
+        out[w] = static_cast<double>(chargedNanos(g_spans, m_opens[w], m_closes[w], harness)) / 1000.0;
     return out;
 }
 

@@ -27,10 +27,8 @@ public:
     void reset(); // before a timing loop: forget earlier windows and records
     void open(); // before the device-wide wait that precedes the call, with the harness's stream idle
     void close(); // once the device is idle again
-    // One figure per window since reset(), in order: first start to last end of the activities
-    // that began inside it, and of those still running on another stream than the harness's when
-    // it opened (a candidate's work launched between samples, counted from the opening), in
-    // microseconds (0 when there were none, or tracing is off).
+    // One figure per window since reset(), in order, in microseconds: what chargedNanos
+    // (spanwindow.h) charges its call (0 when there was no work, or tracing is off).
     std::vector<double> spansMicros();
 
 private:
