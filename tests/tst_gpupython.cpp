@@ -186,8 +186,9 @@ void TestGpuPython::outputReplayedByPointerIsRejected()
 // each launch, so that the input would survive the flush. The runner undoes both before every
 // timed call (Device.undo_persisting_l2), so it runs no faster than the same candidate marking
 // its input with normal hits, which makes the same driver calls. Two timing sets of 16 MiB of
-// input each: within the carve-out of an H100 or H200 together, and far above what stays in L2
-// by chance. Whether the window would help without the undo: bench/persisting_l2_probe.py.
+// input each, a window of half the carve-out on each (15.6 MiB of the lent H100s' 31.25), far
+// above what stays in L2 by chance. Whether the window would help without the undo:
+// bench/persisting_l2_probe.py.
 void TestGpuPython::persistingL2DoesNotHelp()
 {
     // 55910f7c's hidden states (2048 x 4096 bf16, 16 MiB) are what a window would keep.

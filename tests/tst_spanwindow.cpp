@@ -61,6 +61,12 @@ void TestSpanWindow::charged_data()
     QTest::newRow("harness stream unknown: running work left out")
         << Activities {{50, 130, kSide}, {140, 150, kHarness}} << false << 10ULL;
     QTest::newRow("zero-length activity alone") << Activities {{110, 110, kHarness}} << true << 0ULL;
+    QTest::newRow("zero-length own activity under running work")
+        << Activities {{50, 130, kSide}, {110, 110, kHarness}} << true << 30ULL;
+    QTest::newRow("starting at the opening is the call's") << Activities {{100, 120, kHarness}} << true << 20ULL;
+    QTest::newRow("starting at the closing is the call's") << Activities {{1000, 1010, kSide}} << true << 10ULL;
+    QTest::newRow("ending at the opening is an earlier call's")
+        << Activities {{50, 100, kSide}, {110, 120, kHarness}} << true << 10ULL;
 }
 
 void TestSpanWindow::charged()
