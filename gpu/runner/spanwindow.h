@@ -9,7 +9,8 @@ namespace ksr {
 
 // One piece of device work CUPTI recorded: a kernel, copy or memset, on its clock (ns).
 struct DeviceActivity {
-    std::uint64_t start = 0, end = 0;
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
     std::uint32_t stream = 0;
 };
 
@@ -25,7 +26,9 @@ struct DeviceActivity {
 inline std::uint64_t chargedNanos(std::span<const DeviceActivity> activities, std::uint64_t open, std::uint64_t close,
     std::optional<std::uint32_t> harnessStream)
 {
-    std::uint64_t first = UINT64_MAX, last = 0, runningEnd = 0;
+    std::uint64_t first = UINT64_MAX;
+    std::uint64_t last = 0;
+    std::uint64_t runningEnd = 0;
     for (const DeviceActivity& a : activities) {
         if (a.start >= open && a.start <= close) {
             first = std::min(first, a.start);
