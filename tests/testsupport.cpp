@@ -216,6 +216,8 @@ ProcessOutput runProgram(
     return out;
 }
 
+namespace {
+
 std::optional<long long> persistingL2MaxBytes()
 {
     const ProcessOutput probe = runProgram(QStringLiteral("ksearch-runner"), {QStringLiteral("--probe")}, 60000);
@@ -226,6 +228,8 @@ std::optional<long long> persistingL2MaxBytes()
         return std::nullopt;
     return json["devices"][0].value("persisting_l2_max_bytes", 0LL);
 }
+
+} // namespace
 
 PersistingWindow persistingWindowPerSet(long long setBytes, int sets)
 {

@@ -76,15 +76,11 @@ struct ProcessOutput {
 ProcessOutput runProgram(const QString& program, const QStringList& arguments, int timeoutMs = 120000,
     const QStringList& extraEnvironment = {});
 
-// The first device's largest persisting-L2 carve-out, as `ksearch-runner --probe` reports it;
-// nullopt without a device or probe.
-std::optional<long long> persistingL2MaxBytes();
-
-// The persisting window a cheating candidate would set on each input set it reads
-// (`setBytes`): the timing loop rotates `sets` resident sets (EvaluatorSettings::timingSets), so a
-// window carried from one call to the call that reads the same set again must leave room for
-// the others' windows. `skip` says why a comparison with it could show nothing (no probe, or a
-// carve-out whose share covers under 90 % of a set); empty when the window is worth testing.
+// The persisting window a cheating candidate would set on each input set it reads (`setBytes`),
+// from the first device's largest carve-out as `ksearch-runner --probe` reports it: the timing loop rotates `sets`
+// resident sets (EvaluatorSettings::timingSets), so a window carried from one call to the call that reads the same set
+// again must leave room for the others' windows. `skip` says why a comparison with it could show nothing (no probe, or
+// a carve-out whose share covers under 90 % of a set); empty when the window is worth testing.
 struct PersistingWindow {
     long long bytes = 0;
     QString skip;
