@@ -352,7 +352,7 @@ def same_inputs_timer(defn, w, inputs, scalars, outputs):
     axes = {k: v["value"] for k, v in defn["axes"].items() if v["type"] == "const"}
     axes.update(w["axes"])
     workspace = torch.empty(int(kernel_lab.workspace_bytes(defn, axes)), dtype=torch.uint8, device="cuda")
-    return {"baseline.cu on these inputs": kernel.bind(axes, inputs, scalars, outputs, workspace)}
+    return {"baseline.cu on these inputs": kernel.bind(axes, inputs, scalars, outputs, workspace, workspace.numel())}
 
 
 SETUPS = {"gqa_paged_decode_h32_kv4_d128_ps1": gqa_setup,

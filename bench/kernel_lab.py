@@ -167,7 +167,7 @@ class Kernel:
         self.fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
         self.Args = Args
 
-    def bind(self, axes, tensors, scalars, outputs, workspace):
+    def bind(self, axes, tensors, scalars, outputs, workspace, workspace_size):
         a = self.Args()
         for name, ctype in self.Args._fields_:
             if name in tensors:
@@ -179,7 +179,7 @@ class Kernel:
             elif name in axes:
                 setattr(a, name, int(axes[name]))
         stream = torch.cuda.current_stream().cuda_stream
-        ptr, size = workspace.data_ptr(), workspace.numel()
+        ptr, size = workspace.data_ptr(), workspace_size
 
         def call():
             rc = self.fn(ctypes.byref(a), ptr, size, stream)
@@ -195,7 +195,9 @@ def main():
     p.add_argument("--header", required=True, help="the task's ks_task.h")
     p.add_argument("--reference", required=True, help="reference.cu built as a library")
     p.add_argument("variants", nargs="+", help="NAME=LIBRARY.so, timed in this order")
-    p.add_argument("--workspace-mib", type=int, default=512)
+    p.add_argument("--workspace-mib", type=int,
+                   help="workspace to allocate; default: the most the definition's workspace_bytes asks of the "
+                        "chosen workloads (every call gets what the evaluator would give it)")
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--pages", type=int, help="shrink every workload's page pool to this many pages")
     p.add_argument("--sequential", action="store_true", help="kv_indices 0, 1, 2, ...: no random gather")
@@ -233,7 +235,10 @@ def main():
     Args = args_struct(open(opts.header).read())
     reference = Kernel(opts.reference, Args)
     variants = [(v.split("=", 1)[0], Kernel(v.split("=", 1)[1], Args)) for v in opts.variants]
-    workspace = torch.empty(opts.workspace_mib << 20, dtype=torch.uint8, device="cuda")
+    consts = {k: v["value"] for k, v in definition["axes"].items() if v["type"] == "const"}
+    sizes = {w["uuid"]: int(workspace_bytes(definition, {**consts, **w["axes"]})) for w in workloads}
+    allocated = (opts.workspace_mib << 20) if opts.workspace_mib is not None else max(max(sizes.values()), 1 << 20)
+    workspace = torch.empty(allocated, dtype=torch.uint8, device="cuda")
     flush_buffer = torch.ones(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4, dtype=torch.int32,
                               device="cuda")
     gen = torch.Generator(device="cuda").manual_seed(1)
@@ -247,14 +252,20 @@ def main():
     print("|---" * (1 + 2 * len(names)) + "|")
     for w in workloads:
         axes, tensors, scalars, outputs = workload_inputs(definition, w, gen, opts.pages, opts.sequential)
-        reference.bind(axes, tensors, scalars, outputs, workspace)()
+        # What the evaluator passes: the definition's workspace_bytes for these axes (a kernel may
+        # size its split by it), from the one allocation.
+        size = sizes[w["uuid"]]
+        if size > workspace.numel():
+            raise SystemExit(f"kernel_lab: workload {w['uuid'][:8]} needs {size} workspace bytes, more than "
+                             f"--workspace-mib {opts.workspace_mib}")
+        reference.bind(axes, tensors, scalars, outputs, workspace, size)()
         torch.cuda.synchronize()
         expected = {k: v.clone() for k, v in outputs.items()}
         moved = traffic_bytes(definition, axes, tensors, outputs)
         row = {"workload": w["uuid"][:8], "axes": w["axes"], "bytes": moved, "variants": {}}
         calls = {}
         for name, kernel in variants:
-            call = calls[name] = kernel.bind(axes, tensors, scalars, outputs, workspace)
+            call = calls[name] = kernel.bind(axes, tensors, scalars, outputs, workspace, size)
             for t in outputs.values():
                 t.fill_(float("nan")) if t.is_floating_point() else t.fill_(-1)
             call()

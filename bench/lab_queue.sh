@@ -42,7 +42,7 @@ for s in ${PHASES:-decode}; do
     moe) # the variants built here (session 25 settled split-K and the knobs); MOE_KNOBS names
          # which knobs a winning variant sets, as apply_lab_winners.py's --knobs (NAME=K1,K2=V ...)
         rm -f "$OUT/$M.json"  # a lab cut short must not leave an earlier run's winner to apply
-        step 300 env LAB_ARGS="--kernels --workspace-mib 7400" bash bench/kernel_lab.sh run $M
+        step 300 env LAB_ARGS="--kernels" bash bench/kernel_lab.sh run $M
         knobs=()
         for k in ${MOE_KNOBS:-}; do knobs+=(--knobs "$k"); done
         python3 bench/apply_lab_winners.py --baseline tasks/$M/baseline.cu --json "$OUT/$M.json" "${knobs[@]}" ;;

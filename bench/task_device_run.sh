@@ -32,7 +32,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 for s in $STEPS; do
     case $s in
     lab)
-        OUT=$RES LAB_ARGS="--workspace-mib ${LAB_WORKSPACE_MIB:-2400} --kernels ${LAB_ARGS:-}" \
+        OUT=$RES LAB_ARGS="${LAB_WORKSPACE_MIB:+--workspace-mib $LAB_WORKSPACE_MIB }--kernels ${LAB_ARGS:-}" \
             step lab "${LAB_LIMIT:-200}" bash bench/kernel_lab.sh run "$TASK"
         grep -v "Warn\|_warn_once" "$RES/lab.log" | tail -n 60 ;;
     check)
