@@ -29,7 +29,7 @@ namespace {
 
 constexpr int kKvHeads = 4, kDim = 128, kThreads = 128;
 constexpr int kRowBytes = kKvHeads * kDim * 2; // one token's K (or V), all heads
-constexpr int kStageBytes = 32 * 1024;         // K and V of one tile, whatever the split
+constexpr int kStageBytes = 32 * 1024; // K and V of one tile, whatever the split
 constexpr int kChunksPerThread = kStageBytes / 16 / kThreads;
 
 #define CHECK(x)                                                                                                       \
@@ -139,8 +139,8 @@ int main(int argc, char** argv)
         std::printf("%-7s heads %d  %d CTA/SM  %d stages  best %8.2f us  median %8.2f us  %6.0f GB/s\n", what, heads,
             per_sm, stages, us.front(), us[us.size() / 2], bytes / (us.front() * 1e3));
     };
-    std::printf("# %d tokens of %d + %d bytes (K, V) from %d pages, %d SMs, dirty L2 at the start\n", tokens,
-        kRowBytes, kRowBytes, pages, sms);
+    std::printf("# %d tokens of %d + %d bytes (K, V) from %d pages, %d SMs, dirty L2 at the start\n", tokens, kRowBytes,
+        kRowBytes, pages, sms);
     auto run = [&](auto kernel, int heads, int per_sm, int stages) {
         const int smem = stages * kStageBytes;
         CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
