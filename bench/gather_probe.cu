@@ -16,6 +16,8 @@
 //
 // Prints one line a configuration: method, CTAs an SM, stages, microseconds, GB/s of row bytes.
 // Not a test: a measurement for docs/perf.md (session 29's "next" item).
+#include "cuda_check.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,15 +32,6 @@ constexpr int kTile = 32, kThreads = 256;
 constexpr int kCkvBytes = 1024, kKpeBytes = 128, kRowBytes = kCkvBytes + kKpeBytes;
 constexpr int kPad = 16; // bulk rows are padded, as MLA_DECODE_BULK's
 constexpr int kStageBytes = kTile * (kRowBytes + 2 * kPad);
-
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                           \
-            std::exit(1);                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p)
 {

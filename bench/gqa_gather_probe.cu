@@ -17,6 +17,8 @@
 //
 // Prints one line a configuration: heads a CTA, CTAs an SM, stages, microseconds (best and median
 // of 9 launches), GB/s of K+V bytes. A measurement for docs/perf.md, not a test.
+#include "cuda_check.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -31,15 +33,6 @@ constexpr int kKvHeads = 4, kDim = 128, kThreads = 128;
 constexpr int kRowBytes = kKvHeads * kDim * 2; // one token's K (or V), all heads
 constexpr int kStageBytes = 32 * 1024; // K and V of one tile, whatever the split
 constexpr int kChunksPerThread = kStageBytes / 16 / kThreads;
-
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                           \
-            std::exit(1);                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 template<int kPending> __device__ __forceinline__ void wait_group()
 {
