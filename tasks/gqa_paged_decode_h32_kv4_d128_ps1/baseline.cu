@@ -9,6 +9,13 @@
 // segment's first-tile set-up is a real branch, not selects run every tile; off, because with it
 // ptxas spills),
 // GQA_DECODE_WIDE_MERGE_RUNS (16: runs per request from which 8 warps merge each request),
+// GQA_DECODE_NEIGHBOUR (1: in calls whose requests average at most GQA_DECODE_NEIGHBOUR_PCT % of a
+// run (125), no second kernel: the piece of a split request that opens a later run publishes its
+// state under a flag in the workspace early in that run, and the run before merges it when it
+// ends; the launch is cooperative (GQA_DECODE_NEIGHBOUR_COOP 0: plain, a lab measure) because
+// runs wait on each other.  Unlike session 30's counters, the usual two-run request costs its
+// last run one read of a state published long before; a request over three runs still waits
+// at the end for its middle run.  Off, not yet timed: no machine in session 41),
 // GQA_DECODE_EVICT_FIRST (1: the K/V copies carry an L2 evict-first policy, so that rows read
 // once make room for each other instead of forcing out lines earlier kernels wrote, whose
 // write-back would share DRAM with the reads: 1.08x on an H100 in the kernel lab, session 27).
@@ -40,6 +47,7 @@
 //    Empty requests are written (zeros, lse -inf) by the run their position falls in.
 #include "ks_task.h"
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <math_constants.h>
@@ -61,6 +69,15 @@
 #endif
 #ifndef GQA_DECODE_EARLY_SETUP
 #define GQA_DECODE_EARLY_SETUP 2
+#endif
+#ifndef GQA_DECODE_NEIGHBOUR
+#define GQA_DECODE_NEIGHBOUR 0
+#endif
+#ifndef GQA_DECODE_NEIGHBOUR_COOP
+#define GQA_DECODE_NEIGHBOUR_COOP 1
+#endif
+#ifndef GQA_DECODE_NEIGHBOUR_PCT
+#define GQA_DECODE_NEIGHBOUR_PCT 125
 #endif
 #ifndef GQA_DECODE_WIDE_MERGE_RUNS
 #define GQA_DECODE_WIDE_MERGE_RUNS 16
@@ -92,6 +109,7 @@ constexpr bool kBranchFirst = GQA_DECODE_BRANCH_FIRST != 0;
 constexpr int kEarlySetup = GQA_DECODE_EARLY_SETUP;
 static_assert(kEarlySetup >= 0 && kEarlySetup <= 2, "GQA_DECODE_EARLY_SETUP: 0, 1 or 2");
 constexpr int kPartialStride = kDim + 2; // floats per (slot, head): o[128], m, l
+constexpr bool kNeighbour = GQA_DECODE_NEIGHBOUR != 0;
 constexpr float kLog2e = 1.4426950408889634f;
 
 constexpr int kTileBytes = kTile * kDim * 2; // K (or V) of one tile
@@ -159,6 +177,25 @@ __device__ __forceinline__ uint32_t swz(int row, int chunk)
     return (uint32_t)((row * kRowChunks + (chunk ^ (row & 7))) << 4);
 }
 
+// The neighbour merge's flags: a run's state of a split request is published with the call's
+// epoch, so that flags left by earlier calls (or any bytes the workspace held) never read as set.
+__device__ __forceinline__ unsigned long long ld_relaxed_u64(const unsigned long long* p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned long long ld_acquire_u64(const unsigned long long* p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_release_u64(unsigned long long* p, unsigned long long v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+
 __device__ __forceinline__ void merge_state(float& m, float& l, float m2, float l2)
 {
     const float mn = fmaxf(m, m2);
@@ -217,7 +254,10 @@ struct Cursor {
     }
 };
 
-__global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk)
+// With `neighbour`, flags[(slot) * kKvHeads + kvh] (slot = request + run, as the partials) holds
+// `epoch` once that run's state of the request, merged with every later run's, is in its slot.
+__global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* __restrict__ partials, int chunk,
+    unsigned long long* flags, unsigned long long epoch, bool neighbour)
 {
     extern __shared__ __align__(128) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -347,6 +387,12 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
 
         const int n = comp.tile_len();
         const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
+        // A segment that runs on into run + 1 merges that run's state when it ends: its flag is read
+        // now, under this tile's products, and made an acquire by a fence at the end.
+        const bool takes_next = kNeighbour && neighbour && last && comp.req_end > end;
+        unsigned long long peek = 0;
+        if (takes_next)
+            peek = ld_relaxed_u64(flags + ((int64_t)comp.b + run + 1) * kKvHeads + kvh);
         if (first) {
             // With kBranchFirst a real branch: if-converted into selects, the Q copy below runs every
             // tile and may wait on whatever global load shares its scoreboard (MLA's ncu, session 28).
@@ -454,13 +500,63 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
                 *reinterpret_cast<uint4*>(a.output + head * kDim + d0) = packed;
                 if ((tid & 15) == 0)
                     a.lse[head] = mm + log2f(ll);
-            } else {
+            } else if (!(kNeighbour && neighbour)) {
                 float* part = partials + (((int64_t)comp.b + run) * kQoHeads + head_base + h) * kPartialStride;
 #pragma unroll
                 for (int d = 0; d < 8; d += 2)
                     *reinterpret_cast<float2*>(part + d0 + d) = make_float2(acc[d] * inv, acc[d + 1] * inv);
                 if ((tid & 15) == 0)
                     *reinterpret_cast<float2*>(part + kDim) = make_float2(mm, ll);
+            } else {
+                // Neighbour merge: this run's state, then (if the request runs on) run + 1's, which
+                // already holds every later run's; the run the request starts in writes the output,
+                // any other publishes for run - 1.
+#pragma unroll
+                for (int d = 0; d < 8; ++d)
+                    acc[d] *= inv;
+                if (takes_next) {
+                    const unsigned long long* flag = flags + ((int64_t)comp.b + run + 1) * kKvHeads + kvh;
+                    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+                    if (peek != epoch)
+                        while (ld_acquire_u64(flag) != epoch) { }
+                    const float* next =
+                        partials + (((int64_t)comp.b + run + 1) * kQoHeads + head_base + h) * kPartialStride;
+                    const float2 st = __ldcg(reinterpret_cast<const float2*>(next + kDim));
+                    float2 v[4];
+#pragma unroll
+                    for (int d = 0; d < 4; ++d)
+                        v[d] = __ldcg(reinterpret_cast<const float2*>(next + d0 + 2 * d));
+                    const float mn = fmaxf(mm, st.x);
+                    const float w1 = ll * exp2f(mm - mn), w2 = st.y * exp2f(st.x - mn), total = w1 + w2;
+                    const float r1 = w1 / total, r2 = w2 / total;
+#pragma unroll
+                    for (int d = 0; d < 4; ++d) {
+                        acc[2 * d] = acc[2 * d] * r1 + v[d].x * r2;
+                        acc[2 * d + 1] = acc[2 * d + 1] * r1 + v[d].y * r2;
+                    }
+                    mm = mn;
+                    ll = total;
+                }
+                if (comp.req_begin >= begin) {
+                    uint4 packed;
+                    packed.x = pack_bf16x2(acc[0], acc[1]);
+                    packed.y = pack_bf16x2(acc[2], acc[3]);
+                    packed.z = pack_bf16x2(acc[4], acc[5]);
+                    packed.w = pack_bf16x2(acc[6], acc[7]);
+                    *reinterpret_cast<uint4*>(a.output + head * kDim + d0) = packed;
+                    if ((tid & 15) == 0)
+                        a.lse[head] = mm + log2f(ll);
+                } else {
+                    float* part = partials + (((int64_t)comp.b + run) * kQoHeads + head_base + h) * kPartialStride;
+#pragma unroll
+                    for (int d = 0; d < 8; d += 2)
+                        *reinterpret_cast<float2*>(part + d0 + d) = make_float2(acc[d], acc[d + 1]);
+                    if ((tid & 15) == 0)
+                        *reinterpret_cast<float2*>(part + kDim) = make_float2(mm, ll);
+                    __syncthreads(); // every thread's state is written before the flag is released
+                    if (tid == 0)
+                        st_release_u64(flags + ((int64_t)comp.b + run) * kKvHeads + kvh, epoch);
+                }
             }
         }
         if constexpr (kQAheadAll) {
@@ -609,8 +705,40 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const int64_t runs = tokens > 0 ? (tokens + chunk - 1) / chunk : 1;
 
     float* partials = static_cast<float*>(workspace);
-    gqa_decode_kernel<<<(unsigned)(runs * kKvHeads), kThreads, kSmemBytes, stream>>>(*args, partials, (int)chunk);
-    cudaError_t err = cudaGetLastError();
+    // The neighbour merge: where requests span about one run each, so that a split request's
+    // later pieces are mostly done long before the run it starts in ends.  Its flags follow the
+    // partials' slots in the workspace.  Its runs wait on each other, so the launch is cooperative:
+    // every CTA resident at once, or an error and the second kernel instead.
+    const size_t slot_bytes = (size_t)kQoHeads * kPartialStride * sizeof(float);
+    const size_t flags_at = (size_t)(batch + runs) * slot_bytes;
+    const size_t flags_bytes = (size_t)(batch + runs) * kKvHeads * sizeof(unsigned long long);
+    bool neighbour = kNeighbour && runs > 1 && workspace && flags_at + flags_bytes <= workspace_bytes
+        && tokens * 100 <= batch * chunk * (int64_t)GQA_DECODE_NEIGHBOUR_PCT;
+    cudaError_t err = cudaSuccess;
+    if (neighbour) {
+        static std::atomic<unsigned long long> next_epoch {0x9e3779b97f4a7c15ull};
+        unsigned long long* flags =
+            reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(workspace) + flags_at);
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3((unsigned)(runs * kKvHeads));
+        config.blockDim = dim3(kThreads);
+        config.dynamicSmemBytes = kSmemBytes;
+        config.stream = stream;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeCooperative;
+        attr[0].val.cooperative = 1;
+        config.attrs = attr;
+        config.numAttrs = GQA_DECODE_NEIGHBOUR_COOP ? 1 : 0; // 0: a lab measure of what the guarantee costs
+        err = cudaLaunchKernelEx(&config, gqa_decode_kernel, *args, partials, (int)chunk, flags,
+            next_epoch.fetch_add(1, std::memory_order_relaxed), true);
+        if (err == cudaSuccess)
+            return 0;
+        (void)cudaGetLastError();
+        neighbour = false;
+    }
+    gqa_decode_kernel<<<(unsigned)(runs * kKvHeads), kThreads, kSmemBytes, stream>>>(
+        *args, partials, (int)chunk, nullptr, 0ull, false);
+    err = cudaGetLastError();
     if (err == cudaSuccess && runs > 1) {
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3((unsigned)(batch * kQoHeads));
