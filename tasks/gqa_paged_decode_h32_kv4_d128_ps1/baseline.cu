@@ -388,8 +388,10 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
         const int n = comp.tile_len();
         const bool first = comp.pos == comp.seg_begin, last = comp.pos + n == comp.seg_end;
         // A segment that runs on into run + 1 merges that run's state when it ends: its flag is read
-        // now, under this tile's products, and made an acquire by a fence at the end.
-        const bool takes_next = kNeighbour && neighbour && last && comp.req_end > end;
+        // now, under this tile's products, and made an acquire by a fence at the end.  (The last
+        // run has no successor: an indptr past num_kv_indices, which the task forbids, must not
+        // leave it waiting.)
+        const bool takes_next = kNeighbour && neighbour && last && comp.req_end > end && end < tokens;
         unsigned long long peek = 0;
         if (takes_next)
             peek = ld_relaxed_u64(flags + ((int64_t)comp.b + run + 1) * kKvHeads + kvh);
@@ -515,7 +517,7 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
                 for (int d = 0; d < 8; ++d)
                     acc[d] *= inv;
                 if (takes_next) {
-                    const unsigned long long* flag = flags + ((int64_t)comp.b + run + 1) * kKvHeads + kvh;
+                    unsigned long long* flag = flags + ((int64_t)comp.b + run + 1) * kKvHeads + kvh;
                     asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
                     if (peek != epoch)
                         while (ld_acquire_u64(flag) != epoch) { }
@@ -536,6 +538,12 @@ __global__ void __launch_bounds__(kThreads) gqa_decode_kernel(KsArgs a, float* _
                     }
                     mm = mn;
                     ll = total;
+                    // This run is the flag's only reader: once every thread has seen it, it is cleared,
+                    // so that a call replayed with the same epoch (a captured CUDA graph) cannot take
+                    // the state an earlier replay left for the new one.
+                    __syncthreads();
+                    if (tid == 0)
+                        *flag = 0;
                 }
                 if (comp.req_begin >= begin) {
                     uint4 packed;
@@ -716,6 +724,8 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         && tokens * 100 <= batch * chunk * (int64_t)GQA_DECODE_NEIGHBOUR_PCT;
     cudaError_t err = cudaSuccess;
     if (neighbour) {
+        // Calls on one workspace run in stream order; each consumer clears the flag it read, and the
+        // epoch keeps flags of earlier calls (or whatever the workspace held) from reading as set.
         static std::atomic<unsigned long long> next_epoch {0x9e3779b97f4a7c15ull};
         unsigned long long* flags =
             reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(workspace) + flags_at);
