@@ -720,7 +720,7 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
     const size_t slot_bytes = (size_t)kQoHeads * kPartialStride * sizeof(float);
     const size_t flags_at = (size_t)(batch + runs) * slot_bytes;
     const size_t flags_bytes = (size_t)(batch + runs) * kKvHeads * sizeof(unsigned long long);
-    bool neighbour = kNeighbour && runs > 1 && workspace && flags_at + flags_bytes <= workspace_bytes
+    const bool neighbour = kNeighbour && runs > 1 && workspace && flags_at + flags_bytes <= workspace_bytes
         && tokens * 100 <= batch * chunk * (int64_t)GQA_DECODE_NEIGHBOUR_PCT;
     cudaError_t err = cudaSuccess;
     if (neighbour) {
@@ -744,7 +744,6 @@ extern "C" int ks_run(const KsArgs* args, void* workspace, size_t workspace_byte
         if (err == cudaSuccess)
             return 0;
         (void)cudaGetLastError();
-        neighbour = false;
     }
     gqa_decode_kernel<<<(unsigned)(runs * kKvHeads), kThreads, kSmemBytes, stream>>>(
         *args, partials, (int)chunk, nullptr, 0ull, false);
