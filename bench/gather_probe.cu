@@ -230,13 +230,7 @@ int main(int argc, char** argv)
             CHECK(cudaMemsetAsync(flush, rep, flush_bytes)); // L2 holds none of the rows
             if (clean)
                 read_kernel<<<4 * sms, 512>>>(reinterpret_cast<const uint4*>(scratch), scratch_bytes / 16, sink);
-            CHECK(cudaEventRecord(t0));
-            launch();
-            CHECK(cudaEventRecord(t1));
-            CHECK(cudaEventSynchronize(t1));
-            CHECK(cudaGetLastError());
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, t0, t1));
+            const float ms = event_ms(t0, t1, launch);
             if (rep > 0 && ms < best)
                 best = ms;
         }

@@ -118,13 +118,7 @@ int main(int argc, char** argv)
         std::vector<float> us;
         for (int rep = 0; rep < 10; ++rep) {
             CHECK(cudaMemsetAsync(flush, rep, flush_bytes));
-            CHECK(cudaEventRecord(t0));
-            launch();
-            CHECK(cudaEventRecord(t1));
-            CHECK(cudaEventSynchronize(t1));
-            CHECK(cudaGetLastError());
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, t0, t1));
+            const float ms = event_ms(t0, t1, launch);
             if (rep > 0)
                 us.push_back(ms * 1000.0f);
         }
